@@ -1,0 +1,44 @@
+// tessera models [--json]: the built-in model zoo with parameter counts.
+#include <fmt/core.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/subcommands.h"
+#include "io/model_json.h"
+#include "io/model_source.h"
+#include "io/schema.h"
+#include "model/parameter_count.h"
+
+namespace tessera::cli {
+
+void register_models(CLI::App& app, CommandRegistry& commands) {
+  auto* sub = app.add_subcommand("models", "List the built-in models");
+  auto json = std::make_shared<bool>(false);
+  sub->add_flag("--json", *json, "Print one JSON document");
+  commands.add(sub, [json]() {
+    nlohmann::json out = {{"schema_version", kSchemaVersion}, {"models", nlohmann::json::array()}};
+    if (!*json)
+      fmt::print("{:<16} {:>10} {:>10} {:>6} {:>7} {:>6} {:>4} {:>8} {:>7}  {}\n", "name",
+                 "params_B", "active_B", "layers", "hidden", "heads", "kv", "vocab", "mlp",
+                 "attention");
+    for (const auto& name : builtin_model_names()) {
+      const ModelSpec m = builtin_model(name);
+      const auto params = count_parameters(m);
+      if (*json) {
+        auto j = model_to_json(m);
+        j["params"] = params.total();
+        j["active_params"] = params.active();
+        out["models"].push_back(j);
+      } else {
+        fmt::print("{:<16} {:>10.2f} {:>10.2f} {:>6} {:>7} {:>6} {:>4} {:>8} {:>7}  {}{}\n", name,
+                   params.total() / 1e9, params.active() / 1e9, m.layers, m.hidden, m.heads,
+                   m.kv_heads, m.vocab, to_string(m.mlp), to_string(m.attention),
+                   m.is_moe() ? fmt::format(" moe {}x top{}", m.moe.experts, m.moe.top_k) : "");
+      }
+    }
+    if (*json) fmt::print("{}\n", out.dump(2));
+    return 0;
+  });
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,42 @@
+// Validation helpers shared by every value type's validate(): each throws tessera::Error naming
+// the field and the allowed range. Nothing is clamped.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "core/error.h"
+
+namespace tessera {
+
+// Upper bound for any count Tessera accepts (layers, GPUs, tokens): far beyond any real job, small
+// enough that products of a few such counts stay exact in double and int64.
+inline constexpr std::int64_t kMaxCount = 1'000'000'000'000LL;
+
+inline void require_positive(const std::string& field, std::int64_t value,
+                             std::int64_t max = kMaxCount) {
+  if (value < 1 || value > max)
+    throw Error(field, "got " + std::to_string(value),
+                "an integer from 1 to " + std::to_string(max));
+}
+
+inline void require_non_negative(const std::string& field, std::int64_t value,
+                                 std::int64_t max = kMaxCount) {
+  if (value < 0 || value > max)
+    throw Error(field, "got " + std::to_string(value),
+                "an integer from 0 to " + std::to_string(max));
+}
+
+inline void require_positive_real(const std::string& field, double value, double max) {
+  if (!std::isfinite(value) || value <= 0.0 || value > max)
+    throw Error(field, "got " + std::to_string(value),
+                "a number greater than 0 and at most " + std::to_string(max));
+}
+
+inline void require_fraction(const std::string& field, double value) {
+  if (!std::isfinite(value) || value <= 0.0 || value > 1.0)
+    throw Error(field, "got " + std::to_string(value), "a number in (0, 1]");
+}
+
+}  // namespace tessera

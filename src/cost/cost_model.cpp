@@ -1,0 +1,1 @@
+#include "schedule/pipeline_bubble.h"

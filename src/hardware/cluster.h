@@ -1,0 +1,39 @@
+// Cluster: nodes of identical GPUs joined by two link tiers. Rank order is tp innermost, then
+// cp, dp (ep carved from dp x cp x tp), pp outermost, as Megatron-Core lays out ranks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "hardware/gpu_spec.h"
+
+namespace tessera {
+
+// One tier of the interconnect, per GPU, one direction, after NCCL efficiency.
+struct LinkTier {
+  double bandwidth_bytes_per_s = 0;  // achievable bus bandwidth per GPU
+  double latency_s = 0;              // per-message (per ring step) latency
+};
+
+struct Cluster {
+  GpuSpec gpu;
+  std::int64_t nodes = 0;
+  std::int64_t gpus_per_node = 0;
+  LinkTier intra_node;
+  LinkTier inter_node;
+
+  std::int64_t gpus() const { return nodes * gpus_per_node; }
+  void validate() const;  // throws tessera::Error("cluster.<field>", ...)
+};
+
+// Link latencies: per NCCL ring step. NVLink ~ a few us and InfiniBand ~ 5-10 us per hop
+// including NCCL protocol overhead (NCCL tests small-message all-reduce latency on DGX systems).
+inline constexpr double kNvlinkLatencyS = 5e-6;
+inline constexpr double kNetworkLatencyS = 10e-6;
+
+// A cluster of `gpu_count` GPUs in nodes of the GPU's default size (or `gpus_per_node` if > 0),
+// links from the GPU's catalog figures. A partial last node is allowed only below one node.
+Cluster make_cluster(const GpuSpec& gpu, std::int64_t gpu_count, std::int64_t gpus_per_node = 0,
+                     double network_gbps_per_gpu = 0);
+
+}  // namespace tessera

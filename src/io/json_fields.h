@@ -1,0 +1,37 @@
+// Typed, validated reads of JSON object fields. Every failure is a tessera::Error naming the
+// dotted field path, so a malformed file yields one actionable line.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace tessera::json_fields {
+
+using Json = nlohmann::json;
+
+// Parses text; a syntax error becomes Error(`what`, "malformed JSON: ...").
+Json parse(const std::string& text, const std::string& what);
+// Reads a whole file and parses it; a missing file is Error(`what`, "cannot read ...").
+Json parse_file(const std::string& path, const std::string& what);
+std::string read_text_file(const std::string& path, const std::string& what);
+
+void require_object(const Json& j, const std::string& path);
+// Rejects keys outside `allowed` (catches typos instead of silently ignoring them).
+void reject_unknown_keys(const Json& j, const std::string& path,
+                         std::initializer_list<const char*> allowed);
+
+bool has(const Json& j, const char* key);
+std::int64_t get_int(const Json& j, const char* key, const std::string& path);
+std::int64_t get_int_or(const Json& j, const char* key, const std::string& path,
+                        std::int64_t fallback);
+double get_number(const Json& j, const char* key, const std::string& path);
+double get_number_or(const Json& j, const char* key, const std::string& path, double fallback);
+bool get_bool_or(const Json& j, const char* key, const std::string& path, bool fallback);
+std::string get_string(const Json& j, const char* key, const std::string& path);
+std::string get_string_or(const Json& j, const char* key, const std::string& path,
+                          const std::string& fallback);
+
+}  // namespace tessera::json_fields

@@ -1,0 +1,104 @@
+#include "io/model_json.h"
+
+#include "io/json_fields.h"
+
+namespace tessera {
+
+using namespace json_fields;
+
+ModelSpec model_from_json(const nlohmann::json& j, const std::string& path) {
+  require_object(j, path);
+  reject_unknown_keys(j, path,
+                      {"name", "source", "notes", "layers", "hidden", "ffn_hidden", "heads",
+                       "kv_heads", "head_dim", "vocab", "max_context", "mlp", "attention", "norm",
+                       "position", "tied_embeddings", "linear_bias", "qkv_bias", "embedding_norm",
+                       "attention_sinks", "sliding_window", "moe", "mla"});
+  ModelSpec m;
+  m.name = get_string_or(j, "name", path, "custom");
+  m.layers = get_int(j, "layers", path);
+  m.hidden = get_int(j, "hidden", path);
+  m.heads = get_int(j, "heads", path);
+  m.kv_heads = get_int_or(j, "kv_heads", path, m.heads);
+  m.head_dim = get_int_or(j, "head_dim", path, m.heads > 0 ? m.hidden / m.heads : 0);
+  m.ffn_hidden = get_int_or(j, "ffn_hidden", path, 0);
+  m.vocab = get_int(j, "vocab", path);
+  m.max_context = get_int(j, "max_context", path);
+  m.mlp = parse_mlp_type(get_string_or(j, "mlp", path, "gelu"));
+  m.attention = parse_attention_kind(
+      get_string_or(j, "attention", path, m.kv_heads == m.heads ? "mha" : "gqa"));
+  m.norm = parse_norm_type(get_string_or(j, "norm", path, "layernorm"));
+  m.position = parse_position_embedding(get_string_or(j, "position", path, "rope"));
+  m.tied_embeddings = get_bool_or(j, "tied_embeddings", path, false);
+  m.linear_bias = get_bool_or(j, "linear_bias", path, false);
+  m.qkv_bias = get_bool_or(j, "qkv_bias", path, false);
+  m.embedding_norm = get_bool_or(j, "embedding_norm", path, false);
+  m.attention_sinks = get_bool_or(j, "attention_sinks", path, false);
+  m.sliding_window = get_int_or(j, "sliding_window", path, 0);
+  if (has(j, "moe")) {
+    const auto& moe = j.at("moe");
+    const std::string p = path + ".moe";
+    require_object(moe, p);
+    reject_unknown_keys(moe, p, {"experts", "top_k", "expert_ffn_hidden", "shared_experts",
+                                 "dense_layers", "router_bias"});
+    m.moe.experts = get_int(moe, "experts", p);
+    m.moe.top_k = get_int(moe, "top_k", p);
+    m.moe.expert_ffn_hidden = get_int(moe, "expert_ffn_hidden", p);
+    m.moe.shared_experts = get_int_or(moe, "shared_experts", p, 0);
+    m.moe.dense_layers = get_int_or(moe, "dense_layers", p, 0);
+    m.moe.router_bias = get_bool_or(moe, "router_bias", p, false);
+  }
+  if (has(j, "mla")) {
+    const auto& mla = j.at("mla");
+    const std::string p = path + ".mla";
+    require_object(mla, p);
+    reject_unknown_keys(mla, p, {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                                 "qk_rope_head_dim", "v_head_dim"});
+    m.mla.q_lora_rank = get_int_or(mla, "q_lora_rank", p, 0);
+    m.mla.kv_lora_rank = get_int(mla, "kv_lora_rank", p);
+    m.mla.qk_nope_head_dim = get_int(mla, "qk_nope_head_dim", p);
+    m.mla.qk_rope_head_dim = get_int_or(mla, "qk_rope_head_dim", p, 0);
+    m.mla.v_head_dim = get_int(mla, "v_head_dim", p);
+  }
+  m.validate();
+  return m;
+}
+
+nlohmann::json model_to_json(const ModelSpec& m) {
+  nlohmann::json j = {
+      {"name", m.name},
+      {"layers", m.layers},
+      {"hidden", m.hidden},
+      {"ffn_hidden", m.ffn_hidden},
+      {"heads", m.heads},
+      {"kv_heads", m.kv_heads},
+      {"head_dim", m.head_dim},
+      {"vocab", m.vocab},
+      {"max_context", m.max_context},
+      {"mlp", to_string(m.mlp)},
+      {"attention", to_string(m.attention)},
+      {"norm", to_string(m.norm)},
+      {"position", to_string(m.position)},
+      {"tied_embeddings", m.tied_embeddings},
+      {"linear_bias", m.linear_bias},
+      {"qkv_bias", m.qkv_bias},
+      {"embedding_norm", m.embedding_norm},
+      {"attention_sinks", m.attention_sinks},
+      {"sliding_window", m.sliding_window},
+  };
+  if (m.is_moe())
+    j["moe"] = {{"experts", m.moe.experts},
+                {"top_k", m.moe.top_k},
+                {"expert_ffn_hidden", m.moe.expert_ffn_hidden},
+                {"shared_experts", m.moe.shared_experts},
+                {"dense_layers", m.moe.dense_layers},
+                {"router_bias", m.moe.router_bias}};
+  if (m.attention == AttentionKind::mla)
+    j["mla"] = {{"q_lora_rank", m.mla.q_lora_rank},
+                {"kv_lora_rank", m.mla.kv_lora_rank},
+                {"qk_nope_head_dim", m.mla.qk_nope_head_dim},
+                {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
+                {"v_head_dim", m.mla.v_head_dim}};
+  return j;
+}
+
+}  // namespace tessera

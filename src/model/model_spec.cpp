@@ -1,0 +1,107 @@
+#include "model/model_spec.h"
+
+#include "core/checks.h"
+#include "core/error.h"
+
+namespace tessera {
+
+namespace {
+// Widths beyond this are not a transformer anyone trains; it keeps products exact in double.
+constexpr std::int64_t kMaxWidth = 1'000'000;
+constexpr std::int64_t kMaxLayers = 100'000;
+constexpr std::int64_t kMaxVocab = 100'000'000;
+constexpr std::int64_t kMaxContext = 100'000'000;
+constexpr std::int64_t kMaxExperts = 1'000'000;
+}  // namespace
+
+void ModelSpec::validate() const {
+  require_positive("model.layers", layers, kMaxLayers);
+  require_positive("model.hidden", hidden, kMaxWidth);
+  require_positive("model.heads", heads, kMaxWidth);
+  require_positive("model.kv_heads", kv_heads, heads);
+  if (heads % kv_heads != 0)
+    throw Error("model.kv_heads", "must divide heads (" + std::to_string(heads) + ")",
+                "a divisor of " + std::to_string(heads));
+  require_positive("model.head_dim", head_dim, kMaxWidth);
+  require_positive("model.vocab", vocab, kMaxVocab);
+  require_positive("model.max_context", max_context, kMaxContext);
+  require_non_negative("model.sliding_window", sliding_window, kMaxContext);
+  if (attention == AttentionKind::gqa_swa && sliding_window == 0)
+    throw Error("model.sliding_window", "gqa-swa needs a window", "an integer from 1");
+  if (is_moe()) {
+    require_positive("model.moe.top_k", moe.top_k, moe.experts);
+    require_positive("model.moe.expert_ffn_hidden", moe.expert_ffn_hidden, kMaxWidth);
+    require_non_negative("model.moe.shared_experts", moe.shared_experts, kMaxExperts);
+    require_non_negative("model.moe.dense_layers", moe.dense_layers, layers - 1);
+    if (moe.dense_layers > 0) require_positive("model.ffn_hidden", ffn_hidden, kMaxWidth);
+    require_positive("model.moe.experts", moe.experts, kMaxExperts);
+  } else {
+    require_positive("model.ffn_hidden", ffn_hidden, kMaxWidth);
+    if (moe.experts < 0 || moe.experts > 1)
+      throw Error("model.moe.experts", "got " + std::to_string(moe.experts),
+                  "0 or 1 for a dense model, 2 or more for MoE");
+  }
+  if (attention == AttentionKind::mla) {
+    require_positive("model.mla.kv_lora_rank", mla.kv_lora_rank, kMaxWidth);
+    require_non_negative("model.mla.q_lora_rank", mla.q_lora_rank, kMaxWidth);
+    require_positive("model.mla.qk_nope_head_dim", mla.qk_nope_head_dim, kMaxWidth);
+    require_non_negative("model.mla.qk_rope_head_dim", mla.qk_rope_head_dim, kMaxWidth);
+    require_positive("model.mla.v_head_dim", mla.v_head_dim, kMaxWidth);
+  }
+}
+
+const char* to_string(MlpType value) {
+  switch (value) {
+    case MlpType::gelu: return "gelu";
+    case MlpType::swiglu: return "swiglu";
+    case MlpType::relu2: return "relu2";
+  }
+  return "?";
+}
+const char* to_string(AttentionKind value) {
+  switch (value) {
+    case AttentionKind::mha: return "mha";
+    case AttentionKind::gqa: return "gqa";
+    case AttentionKind::gqa_swa: return "gqa-swa";
+    case AttentionKind::mla: return "mla";
+  }
+  return "?";
+}
+const char* to_string(NormType value) {
+  return value == NormType::layernorm ? "layernorm" : "rmsnorm";
+}
+const char* to_string(PositionEmbedding value) {
+  switch (value) {
+    case PositionEmbedding::learned: return "learned";
+    case PositionEmbedding::rope: return "rope";
+    case PositionEmbedding::alibi: return "alibi";
+  }
+  return "?";
+}
+
+MlpType parse_mlp_type(const std::string& text) {
+  if (text == "gelu") return MlpType::gelu;
+  if (text == "swiglu") return MlpType::swiglu;
+  if (text == "relu2") return MlpType::relu2;
+  throw Error("mlp", "unknown value '" + text + "'", "gelu, swiglu, relu2");
+}
+AttentionKind parse_attention_kind(const std::string& text) {
+  if (text == "mha") return AttentionKind::mha;
+  if (text == "gqa") return AttentionKind::gqa;
+  if (text == "gqa-swa") return AttentionKind::gqa_swa;
+  if (text == "mla") return AttentionKind::mla;
+  throw Error("attention", "unknown value '" + text + "'", "mha, gqa, gqa-swa, mla");
+}
+NormType parse_norm_type(const std::string& text) {
+  if (text == "layernorm") return NormType::layernorm;
+  if (text == "rmsnorm") return NormType::rmsnorm;
+  throw Error("norm", "unknown value '" + text + "'", "layernorm, rmsnorm");
+}
+PositionEmbedding parse_position_embedding(const std::string& text) {
+  if (text == "learned") return PositionEmbedding::learned;
+  if (text == "rope") return PositionEmbedding::rope;
+  if (text == "alibi") return PositionEmbedding::alibi;
+  throw Error("position", "unknown value '" + text + "'", "learned, rope, alibi");
+}
+
+}  // namespace tessera
