@@ -1,1 +1,433 @@
+#include "cost/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cost/collective_cost.h"
+#include "cost/compute_cost.h"
+#include "cost/memory_model.h"
+#include "core/units.h"
+#include "model/flops.h"
+#include "model/parameter_count.h"
 #include "schedule/pipeline_bubble.h"
+
+namespace tessera {
+
+namespace {
+
+constexpr double kB16 = units::kBytesBf16;
+// Flash-attention backward runs five matmuls against the forward's two (Dao 2023, FA2 §3.1.2).
+constexpr double kFlashBackwardOverForward = 2.5;
+// Backward of a linear layer: input-gradient and weight-gradient GEMMs of the forward's shape.
+constexpr double kGemmBackwardOverForward = 2.0;
+// Memory-bound passes per layer and token, in h-sized 16-bit tensors read or written, outside
+// the tensor-parallel region: two norms (read + write each), two bias-dropout-residual adds
+// (read 2, write 1, mask) -- split by tp only with sequence parallelism.
+constexpr double kReplicatedElementwisePasses = 11.0;
+// Elementwise backward reads the saved input and the output gradient, writes the input gradient.
+constexpr double kElementwiseBackwardOverForward = 2.0;
+// Non-fused attention: scores written, softmax read + written, dropout read + written + mask,
+// in 16-bit elements of the s x s matrix per head (Korthikanti §4.1 accounting).
+constexpr double kUnfusedSoftmaxBytesPerScore = 11.0;
+// Cross-entropy over fp32 logits: upcast, max, exp-sum, gradient (bytes per logit, fwd + bwd).
+constexpr double kLossBytesPerLogit = 16.0;
+// FP8 GEMMs cast their 16-bit inputs: read 2 bytes, write 1 (Transformer Engine current scaling).
+constexpr double kFp8CastBytesPerElement = 3.0;
+// Elementwise/normalisation kernels per layer forward (norms, bias-dropout-add, activation,
+// rope); backward launches about twice as many.
+constexpr double kElementwiseKernelsPerLayer = 8.0;
+// Adam step (fused multi-tensor): read fp32 param, grad, m, v; write param, m, v, 16-bit copy;
+// plus the gradient-norm pass over the fp32 gradients.
+constexpr double kAdamStepBytesPerParam = 4.0 * 4 + 4.0 * 3 + 2.0 + 4.0;
+
+struct LayerCost {
+  double fwd_s = 0;        // forward compute of one micro-batch
+  double bwd_s = 0;        // backward compute (without recompute)
+  double recompute_s = 0;  // forward work re-run in backward
+  double comm_s = 0;       // exposed TP + CP + EP communication, forward + backward (+ recompute)
+  double tp_s = 0, cp_s = 0, ep_s = 0;
+};
+
+struct Context {
+  const ModelSpec& m;
+  const Cluster& c;
+  const Plan& p;
+  const Workload& w;
+  bool fp8;
+  double tokens;        // tokens of one micro-batch on one GPU before the TP split (mb * s / cp)
+  double tp;
+  GroupLink tp_link, cp_link, ep_link, pp_link;
+};
+
+double linear_time(const Context& x, double m, double n, double k, double count = 1.0) {
+  return gemm_time_s(m, n, k, count, x.c.gpu, x.fp8);
+}
+
+LayerCost layer_cost(const Context& x, bool moe) {
+  const ModelSpec& m = x.m;
+  const double T = x.tokens;
+  const double h = static_cast<double>(m.hidden);
+  const double t = x.tp;
+  LayerCost cost;
+
+  // Attention projections.
+  double attn_gemm_fwd;
+  double q_width = static_cast<double>(m.heads) * m.head_dim;
+  double kv_width = static_cast<double>(m.kv_heads) * m.head_dim;
+  double qk_dim = static_cast<double>(m.head_dim), v_dim = qk_dim;
+  if (m.attention == AttentionKind::mla) {
+    const double weights = dense_layer_gemm_weights(m).attention;
+    attn_gemm_fwd = linear_time(x, T, weights / (h * t), h);
+    qk_dim = static_cast<double>(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim);
+    v_dim = static_cast<double>(m.mla.v_head_dim);
+    q_width = kv_width = static_cast<double>(m.heads) * qk_dim;
+  } else {
+    attn_gemm_fwd = linear_time(x, T, (q_width + 2.0 * kv_width) / t, h) + linear_time(x, T, h, q_width / t);
+  }
+
+  // MLP.
+  const double gate_factor = m.mlp == MlpType::swiglu ? 2.0 : 1.0;
+  double mlp_gemm_fwd = 0;
+  double act_width = 0;  // MLP activation elements per token on this GPU
+  if (moe) {
+    const double f = static_cast<double>(m.moe.expert_ffn_hidden);
+    const double experts = static_cast<double>(m.moe.experts);
+    const double ep = static_cast<double>(x.p.ep);
+    const double local_experts = experts / ep;
+    const double tokens_per_expert = T * static_cast<double>(m.moe.top_k) * ep / experts;
+    mlp_gemm_fwd = linear_time(x, T, experts, h) +
+                   linear_time(x, tokens_per_expert, gate_factor * f / t, h, local_experts) +
+                   linear_time(x, tokens_per_expert, h, f / t, local_experts);
+    if (m.moe.shared_experts > 0) {
+      const double fs = f * static_cast<double>(m.moe.shared_experts);
+      mlp_gemm_fwd += linear_time(x, T, gate_factor * fs / t, h) + linear_time(x, T, h, fs / t);
+    }
+    act_width = f * static_cast<double>(m.moe.top_k + m.moe.shared_experts) / t;
+  } else {
+    const double f = static_cast<double>(m.ffn_hidden);
+    mlp_gemm_fwd = linear_time(x, T, gate_factor * f / t, h) + linear_time(x, T, h, f / t);
+    act_width = f / t;
+  }
+  const double gemm_fwd = attn_gemm_fwd + mlp_gemm_fwd;
+
+  // Attention core (scores and values) over the causal span.
+  const double seq = static_cast<double>(x.w.seq_len);
+  const double heads = static_cast<double>(m.heads) / t;
+  double attn_fwd, attn_bwd;
+  if (x.p.flash_attention) {
+    const auto per_token = forward_flops_per_token(m, x.w.seq_len, /*causal_span=*/true);
+    const double flops = T * per_token.attention_core / static_cast<double>(m.layers) / t;
+    attn_fwd = attention_time_s(flops, x.c.gpu);
+    attn_bwd = kFlashBackwardOverForward * attn_fwd;
+  } else {
+    // Unfused: the full s x s matrix as batched GEMMs plus softmax/dropout traffic.
+    const double flops_gemm = 2.0 * T * seq * heads * (qk_dim + v_dim);
+    const double softmax_bytes = kUnfusedSoftmaxBytesPerScore * T * seq * heads;
+    attn_fwd = flops_gemm / (x.c.gpu.peak_flops(false) * gemm_efficiency(seq, seq, qk_dim, x.c.gpu, false)) +
+               memory_bound_time_s(softmax_bytes, x.c.gpu);
+    attn_bwd = kGemmBackwardOverForward * attn_fwd;
+  }
+
+  // Memory-bound elementwise work.
+  const double sp_divisor = x.p.sequence_parallel ? t : 1.0;
+  const double act_passes = m.mlp == MlpType::swiglu ? 3.0 : 2.0;
+  const double rope_passes = m.position == PositionEmbedding::rope ? 2.0 * (q_width + kv_width) / t : 0.0;
+  double elementwise_bytes_fwd =
+      kB16 * T * (kReplicatedElementwisePasses * h / sp_divisor + act_passes * act_width + rope_passes);
+  if (x.fp8) {
+    // Inputs of the four projection GEMMs are cast to FP8 (weights are cached across micro-batches).
+    elementwise_bytes_fwd += kFp8CastBytesPerElement * T * (2.0 * h / sp_divisor + q_width / t + act_width);
+  }
+  const double elementwise_fwd = memory_bound_time_s(elementwise_bytes_fwd, x.c.gpu) +
+                                 kElementwiseKernelsPerLayer * kKernelOverheadS;
+  const double elementwise_bwd = kElementwiseBackwardOverForward * elementwise_fwd;
+
+  cost.fwd_s = gemm_fwd + attn_fwd + elementwise_fwd;
+  cost.bwd_s = kGemmBackwardOverForward * gemm_fwd + attn_bwd + elementwise_bwd;
+  switch (x.p.recompute) {
+    case Recompute::none: break;
+    case Recompute::selective: cost.recompute_s = attn_fwd; break;
+    case Recompute::full: cost.recompute_s = cost.fwd_s; break;
+  }
+
+  // Tensor parallel: two all-reduces (or all-gather + reduce-scatter with SP) forward, two in
+  // backward, two more when the forward is recomputed (Megatron-LM, SC'21 §3.2 / Korthikanti §4.2.2).
+  if (x.p.tp > 1) {
+    const double one = all_reduce_time_s(kB16 * T * h, x.p.tp, x.tp_link);
+    const double count = x.p.recompute == Recompute::full ? 6.0 : 4.0;
+    double tp_comm = count * one;
+    if (x.p.overlap_tp_comm) tp_comm = std::max(0.0, tp_comm - (gemm_fwd * (1.0 + kGemmBackwardOverForward)));
+    cost.tp_s = tp_comm;
+  }
+  // Context parallel: ring exchange of K and V, overlapped with the attention of each step
+  // (Megatron-Core context parallelism; backward also returns dK and dV).
+  if (x.p.cp > 1) {
+    const double kv_bytes = kB16 * T * 2.0 * kv_width / t;
+    const double ring_fwd = static_cast<double>(x.p.cp - 1) * p2p_time_s(kv_bytes, x.cp_link);
+    cost.cp_s = std::max(0.0, ring_fwd - attn_fwd) + std::max(0.0, 2.0 * ring_fwd - attn_bwd);
+    if (x.p.recompute == Recompute::full) cost.cp_s += std::max(0.0, ring_fwd - attn_fwd);
+  }
+  // Expert parallel: dispatch and combine all-to-alls, forward and backward, not overlapped.
+  if (moe && x.p.ep > 1) {
+    const double routed_bytes = kB16 * T / sp_divisor * static_cast<double>(m.moe.top_k) * h;
+    const double one = all_to_all_time_s(routed_bytes, x.p.ep, x.ep_link);
+    cost.ep_s = (x.p.recompute == Recompute::full ? 6.0 : 4.0) * one;
+  }
+  cost.comm_s = cost.tp_s + cost.cp_s + cost.ep_s;
+  return cost;
+}
+
+// Per-micro-batch time of one physical stage, split into its parts.
+struct StageCost {
+  double compute_s = 0;    // forward + backward + recompute compute
+  double recompute_s = 0;
+  double tp_s = 0, cp_s = 0, ep_s = 0;
+  double fwd_s = 0, bwd_s = 0;  // forward / backward (incl. recompute and comm) of one micro-batch
+  double total() const { return compute_s + tp_s + cp_s + ep_s; }
+};
+
+void add_layers(StageCost& s, const LayerCost& l, double count) {
+  s.compute_s += count * (l.fwd_s + l.bwd_s + l.recompute_s);
+  s.recompute_s += count * l.recompute_s;
+  s.tp_s += count * l.tp_s;
+  s.cp_s += count * l.cp_s;
+  s.ep_s += count * l.ep_s;
+  // Split communication between forward and backward by the compute ratio.
+  const double compute = l.fwd_s + l.bwd_s + l.recompute_s;
+  const double fwd_share = compute > 0 ? l.fwd_s / compute : 0.5;
+  s.fwd_s += count * (l.fwd_s + l.comm_s * fwd_share);
+  s.bwd_s += count * (l.bwd_s + l.recompute_s + l.comm_s * (1.0 - fwd_share));
+}
+
+// Layers of physical stage s that are dense (the leading dense layers of an MoE model).
+std::int64_t dense_layers_on_stage(const LayerSplit& split, std::int64_t s, std::int64_t pp,
+                                   std::int64_t leading_dense) {
+  if (leading_dense <= 0) return 0;
+  std::int64_t dense = 0;
+  for (std::int64_t k = s; k < split.virtual_stages; k += pp) {
+    const std::int64_t start = k == 0 ? 0 : split.first + (k - 1) * split.middle;
+    if (start >= leading_dense) break;
+    const std::int64_t length = k == 0 ? split.first : (k == split.virtual_stages - 1 ? split.last : split.middle);
+    dense += std::min(start + length, leading_dense) - start;
+  }
+  return dense;
+}
+
+}  // namespace
+
+Estimate estimate(const ModelSpec& m, const Cluster& c, const Plan& p, const Workload& w) {
+  Context x{m, c, p, w, p.precision == Precision::fp8,
+            static_cast<double>(p.micro_batch) * static_cast<double>(w.seq_len) / static_cast<double>(p.cp),
+            static_cast<double>(p.tp), {}, {}, {}, {}};
+  x.tp_link = group_link(c, 1, p.tp);
+  x.cp_link = group_link(c, p.tp, p.cp);
+  x.ep_link = group_link(c, p.tp, p.ep);
+  const std::int64_t pp_stride = p.tp * p.cp * p.dp;
+  x.pp_link = pp_stride >= c.gpus_per_node
+                  ? GroupLink{c.inter_node.bandwidth_bytes_per_s, c.inter_node.latency_s}
+                  : GroupLink{c.intra_node.bandwidth_bytes_per_s, c.intra_node.latency_s};
+
+  const bool any_moe = m.is_moe();
+  const LayerCost dense_layer = m.dense_mlp_layers() > 0 ? layer_cost(x, false) : LayerCost{};
+  const LayerCost moe_layer = any_moe ? layer_cost(x, true) : LayerCost{};
+  const LayerSplit split = split_layers(p, m.layers);
+  const double h = static_cast<double>(m.hidden);
+  const double T = x.tokens;
+  const double tp_one = p.tp > 1 ? all_reduce_time_s(kB16 * T * h, p.tp, x.tp_link) : 0.0;
+
+  // Embedding: a lookup (memory-bound), vocab-parallel all-reduce; gradient scatter-add in fp32.
+  StageCost embed;
+  embed.compute_s = memory_bound_time_s((kB16 + units::kBytesFp32 * 2.0) * T * h, c.gpu);
+  embed.tp_s = tp_one;
+  embed.fwd_s = embed.compute_s / 3.0 + tp_one;
+  embed.bwd_s = embed.compute_s * 2.0 / 3.0;
+  // Output layer: final norm, logit GEMM (forward + two backward), cross-entropy.
+  StageCost head;
+  {
+    const double vocab_local = static_cast<double>(m.vocab) / x.tp;
+    const double gemm = gemm_time_s(T, vocab_local, h, 1.0, c.gpu, false);
+    const double loss = memory_bound_time_s(kLossBytesPerLogit * T * vocab_local, c.gpu);
+    head.compute_s = gemm * (1.0 + kGemmBackwardOverForward) + loss;
+    head.tp_s = p.sequence_parallel ? tp_one : 0.0;  // gather the sequence before the logits
+    head.fwd_s = gemm + loss / 2.0 + head.tp_s / 2.0;
+    head.bwd_s = head.compute_s - gemm - loss / 2.0 + head.tp_s / 2.0;
+  }
+
+  auto stage_cost = [&](std::int64_t s) {
+    StageCost sc;
+    const std::int64_t layers = split.physical_stage_layers(s, p.pp);
+    const std::int64_t dense = any_moe ? dense_layers_on_stage(split, s, p.pp, m.moe.dense_layers) : layers;
+    add_layers(sc, dense_layer, static_cast<double>(dense));
+    add_layers(sc, moe_layer, static_cast<double>(layers - dense));
+    auto add = [&](const StageCost& e) {
+      sc.compute_s += e.compute_s;
+      sc.tp_s += e.tp_s;
+      sc.fwd_s += e.fwd_s;
+      sc.bwd_s += e.bwd_s;
+    };
+    if (s == 0) add(embed);
+    if (s == p.pp - 1) add(head);
+    return sc;
+  };
+
+  // Stages: the first, the last, those holding leading dense layers, and one representative of
+  // the identical middle stages.
+  const std::int64_t pp = p.pp;
+  std::int64_t special_end = 1;  // stages [0, special_end) are evaluated one by one
+  if (any_moe && m.moe.dense_layers > 0) {
+    while (special_end < pp - 1 && dense_layers_on_stage(split, special_end, pp, m.moe.dense_layers) > 0)
+      ++special_end;
+  }
+  double sum_s = 0, max_s = 0;
+  StageCost worst{};
+  std::int64_t worst_stage = 0;
+  auto consider = [&](std::int64_t s, const StageCost& sc, double multiplicity) {
+    const double t = sc.total();
+    sum_s += multiplicity * t;
+    if (t > max_s) {
+      max_s = t;
+      worst = sc;
+      worst_stage = s;
+    }
+  };
+  for (std::int64_t s = 0; s < std::min(special_end, pp); ++s) consider(s, stage_cost(s), 1.0);
+  const std::int64_t middle_count = pp - 1 - special_end;
+  if (middle_count > 0) consider(special_end, stage_cost(special_end), static_cast<double>(middle_count));
+  if (pp > 1) consider(pp - 1, stage_cost(pp - 1), 1.0);
+
+  const std::int64_t microbatches = p.microbatches(w);
+  // Pipeline send/recv: each micro-batch's activation (split over tp by sequence parallelism or
+  // Megatron's scatter/gather optimisation, SC'21 §4.1) crosses each stage boundary both ways.
+  double pp_comm_s = 0;
+  if (pp > 1) {
+    const double p2p = p2p_time_s(kB16 * T * h / x.tp, x.pp_link);
+    const double fill = 2.0 * static_cast<double>(pp - 1) * p2p;
+    const double steady = p.overlap_p2p ? 0.0 : 2.0 * static_cast<double>(p.vpp * microbatches) * p2p;
+    pp_comm_s = fill + steady;
+  }
+  const PipelineTimes pipe = pipeline_closed_form(sum_s, max_s, microbatches, p.vpp);
+
+  // Data parallel: gradient reduction over dp x cp, parameter gather under sharding.
+  StageShape peak_shape;  // of the stage with the most parameters (the worst-case DP traffic)
+  double dp_exposed_s = 0;
+  double optimizer_s = 0;
+  const double dp_group = static_cast<double>(p.dp * p.cp);
+  const GroupLink dp_link = group_link(c, p.tp, p.dp * p.cp);
+  const std::int64_t dp_ranks = p.dp * p.cp;
+  const std::int64_t edp_ranks = std::max<std::int64_t>(1, dp_ranks / p.ep);
+  const GroupLink edp_link = group_link(c, p.tp * p.ep, edp_ranks);
+
+  Estimate e;
+  double peak_bytes = -1;
+  auto stage_shape = [&](std::int64_t s) {
+    StageShape shape;
+    shape.layers = split.physical_stage_layers(s, pp);
+    shape.moe_layers = any_moe ? shape.layers - dense_layers_on_stage(split, s, pp, m.moe.dense_layers) : 0;
+    shape.has_embedding = s == 0;
+    shape.has_output_head = s == pp - 1;
+    // 1F1B holds p - s micro-batches on stage s; interleaving adds (p-1)/(p v) (Korthikanti §4.2.3).
+    double inflight = static_cast<double>(std::min<std::int64_t>(pp - s, microbatches));
+    if (p.vpp > 1) inflight *= 1.0 + static_cast<double>(pp - 1) / static_cast<double>(pp * p.vpp);
+    shape.inflight_microbatches = inflight;
+    return shape;
+  };
+  auto dp_time = [&](std::int64_t s, const StageCost& sc) {
+    const StageParameters params = stage_parameters(m, p, stage_shape(s));
+    double grad_s = 0, gather_s = 0;
+    const double g = kGradBytesPerParam, w16 = kWeightBytesPerParam;
+    switch (p.zero) {
+      case OptimizerSharding::none:
+        grad_s = all_reduce_time_s(g * params.dense, dp_ranks, dp_link) +
+                 all_reduce_time_s(g * params.expert, edp_ranks, edp_link);
+        break;
+      case OptimizerSharding::zero1:
+      case OptimizerSharding::zero2:
+        grad_s = reduce_scatter_time_s(g * params.dense, dp_ranks, dp_link) +
+                 reduce_scatter_time_s(g * params.expert, edp_ranks, edp_link);
+        gather_s = all_gather_time_s(w16 * params.dense, dp_ranks, dp_link) +
+                   all_gather_time_s(w16 * params.expert, edp_ranks, edp_link);
+        break;
+      case OptimizerSharding::zero3: {
+        // Every micro-batch gathers the weights before forward and again before backward and
+        // reduce-scatters its gradients, prefetched under compute; the first layer's gather
+        // cannot hide (Rajbhandari et al. 2020 §5; PyTorch FSDP, Zhao et al. 2023 §3.3).
+        const double per_mb = 2.0 * (all_gather_time_s(w16 * params.dense, dp_ranks, dp_link) +
+                                     all_gather_time_s(w16 * params.expert, edp_ranks, edp_link)) +
+                              reduce_scatter_time_s(g * params.dense, dp_ranks, dp_link) +
+                              reduce_scatter_time_s(g * params.expert, edp_ranks, edp_link);
+        const double layers = std::max<double>(1.0, static_cast<double>(split.physical_stage_layers(s, pp)));
+        const double exposed_per_mb = std::max(0.0, per_mb - sc.total()) + per_mb / layers;
+        return exposed_per_mb * static_cast<double>(microbatches);
+      }
+    }
+    // Overlap: the gradient reduction hides under the last micro-batch's backward; the parameter
+    // gather under the next iteration's first forward (Megatron-Core distributed optimizer).
+    const double exposed_grad = p.overlap_grad_reduce ? std::max(0.0, grad_s - sc.bwd_s) : grad_s;
+    const double exposed_gather = p.overlap_param_gather ? std::max(0.0, gather_s - sc.fwd_s) : gather_s;
+    return exposed_grad + exposed_gather;
+  };
+  auto optimizer_time = [&](std::int64_t s) {
+    const StageParameters params = stage_parameters(m, p, stage_shape(s));
+    const double local = p.zero == OptimizerSharding::none
+                             ? params.total()
+                             : params.dense / dp_group + params.expert / static_cast<double>(edp_ranks);
+    return memory_bound_time_s(kAdamStepBytesPerParam * local, c.gpu);
+  };
+  auto memory_of = [&](std::int64_t s) {
+    const MemoryBreakdown mem = stage_memory(m, p, w, stage_shape(s));
+    if (mem.total() > peak_bytes) {
+      peak_bytes = mem.total();
+      e.memory = mem;
+      e.peak_memory_stage = static_cast<int>(s);
+    }
+  };
+  for (std::int64_t s = 0; s < std::min(special_end, pp); ++s) {
+    const StageCost sc = stage_cost(s);
+    dp_exposed_s = std::max(dp_exposed_s, dp_time(s, sc));
+    optimizer_s = std::max(optimizer_s, optimizer_time(s));
+    memory_of(s);
+  }
+  if (middle_count > 0) {
+    const StageCost sc = stage_cost(special_end);
+    dp_exposed_s = std::max(dp_exposed_s, dp_time(special_end, sc));
+    optimizer_s = std::max(optimizer_s, optimizer_time(special_end));
+    memory_of(special_end);
+  }
+  if (pp > 1) {
+    const StageCost sc = stage_cost(pp - 1);
+    dp_exposed_s = std::max(dp_exposed_s, dp_time(pp - 1, sc));
+    optimizer_s = std::max(optimizer_s, optimizer_time(pp - 1));
+    memory_of(pp - 1);
+  }
+  (void)worst_stage;
+  (void)peak_shape;
+
+  const double mb = static_cast<double>(microbatches);
+  e.time.compute_s = mb * worst.compute_s;
+  e.time.recompute_s = mb * worst.recompute_s;
+  e.time.tp_comm_s = mb * worst.tp_s;
+  e.time.cp_comm_s = mb * worst.cp_s;
+  e.time.ep_comm_s = mb * worst.ep_s;
+  e.time.bubble_s = pipe.bubble_s;
+  e.time.pp_comm_s = pp_comm_s;
+  e.time.dp_comm_s = dp_exposed_s;
+  e.time.optimizer_s = optimizer_s;
+  e.iteration_time_s = pipe.makespan_s + pp_comm_s + dp_exposed_s + optimizer_s;
+
+  const double gpus = static_cast<double>(p.gpus());
+  const IterationFlops flops = iteration_flops(m, w.tokens(), w.seq_len, p.recompute);
+  e.model_flops = flops.model();
+  e.hardware_flops = flops.hardware();
+  e.tokens_per_s = w.tokens() / e.iteration_time_s;
+  e.model_tflops_per_gpu = e.model_flops / (e.iteration_time_s * gpus) / units::kTera;
+  e.hardware_tflops_per_gpu = e.hardware_flops / (e.iteration_time_s * gpus) / units::kTera;
+  const double peak = c.gpu.peak_flops(x.fp8);
+  e.mfu = e.model_flops / (e.iteration_time_s * gpus * peak);
+  e.hfu = e.hardware_flops / (e.iteration_time_s * gpus * peak);
+  e.peak_memory_bytes = peak_bytes;
+  e.usable_memory_bytes = c.gpu.usable_memory_gib * units::kGiB;
+  e.fits = peak_bytes <= e.usable_memory_bytes;
+  return e;
+}
+
+}  // namespace tessera

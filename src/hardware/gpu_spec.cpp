@@ -21,6 +21,7 @@ void GpuSpec::validate() const {
   require_positive("gpu." + key + ".gpus_per_node", gpus_per_node, kMaxGpusPerNode);
   require_positive_real("gpu." + key + ".network_gbps_per_gpu", network_gbps_per_gpu, kMaxBandwidth);
   require_fraction("gpu." + key + ".gemm_efficiency", gemm_efficiency);
+  require_fraction("gpu." + key + ".fp8_gemm_efficiency", fp8_gemm_efficiency);
   require_fraction("gpu." + key + ".attention_efficiency", attention_efficiency);
   require_fraction("gpu." + key + ".hbm_efficiency", hbm_efficiency);
   require_fraction("gpu." + key + ".nvlink_efficiency", nvlink_efficiency);

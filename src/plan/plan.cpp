@@ -1,1 +1,181 @@
-#include "model/model_spec.h"
+#include "plan/plan.h"
+
+#include <numeric>
+
+#include "core/checks.h"
+#include "core/error.h"
+
+namespace tessera {
+
+namespace {
+constexpr std::int64_t kMaxDegree = 1'000'000;
+
+std::string divisors_of(std::int64_t n, std::int64_t limit = 64) {
+  std::string list;
+  int shown = 0;
+  for (std::int64_t d = 1; d <= n && shown < limit; ++d) {
+    if (n % d == 0) {
+      list += (list.empty() ? "" : ", ") + std::to_string(d);
+      ++shown;
+    }
+  }
+  return list;
+}
+}  // namespace
+
+const char* to_string(OptimizerSharding value) {
+  switch (value) {
+    case OptimizerSharding::none: return "none";
+    case OptimizerSharding::zero1: return "zero1";
+    case OptimizerSharding::zero2: return "zero2";
+    case OptimizerSharding::zero3: return "zero3";
+  }
+  return "?";
+}
+const char* to_string(Precision value) { return value == Precision::bf16 ? "bf16" : "fp8"; }
+
+OptimizerSharding parse_optimizer_sharding(const std::string& text) {
+  if (text == "0" || text == "none") return OptimizerSharding::none;
+  if (text == "1" || text == "zero1") return OptimizerSharding::zero1;
+  if (text == "2" || text == "zero2") return OptimizerSharding::zero2;
+  if (text == "3" || text == "zero3" || text == "fsdp") return OptimizerSharding::zero3;
+  throw Error("zero", "unknown value '" + text + "'", "0|none, 1|zero1, 2|zero2, 3|zero3|fsdp");
+}
+
+Precision parse_precision(const std::string& text) {
+  if (text == "bf16" || text == "fp16") return Precision::bf16;
+  if (text == "fp8") return Precision::fp8;
+  throw Error("precision", "unknown value '" + text + "'", "bf16, fp16, fp8");
+}
+
+void Workload::validate() const {
+  require_positive("gbs", global_batch, 1'000'000'000);
+  require_positive("seq", seq_len, 100'000'000);
+}
+
+void validate_plan(const Plan& p, const ModelSpec& m, const Cluster& c, const Workload& w) {
+  w.validate();
+  require_positive("tp", p.tp, kMaxDegree);
+  require_positive("pp", p.pp, kMaxDegree);
+  require_positive("dp", p.dp, kMaxDegree);
+  require_positive("cp", p.cp, kMaxDegree);
+  require_positive("ep", p.ep, kMaxDegree);
+  require_positive("vpp", p.vpp, kMaxDegree);
+  require_positive("mb", p.micro_batch, 1'000'000);
+  if (p.gpus() != c.gpus())
+    throw Error("dp", "tp*pp*dp*cp = " + std::to_string(p.gpus()) + " but the cluster has " +
+                          std::to_string(c.gpus()) + " GPUs",
+                "degrees whose product is " + std::to_string(c.gpus()));
+  if (m.heads % p.tp != 0)
+    throw Error("tp", std::to_string(p.tp) + " does not divide the " + std::to_string(m.heads) +
+                          " attention heads", divisors_of(m.heads));
+  if (m.attention != AttentionKind::mla && m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0)
+    throw Error("tp", std::to_string(p.tp) + " neither divides nor is a multiple of the " +
+                          std::to_string(m.kv_heads) + " kv heads",
+                divisors_of(m.kv_heads) + " (or multiples of " + std::to_string(m.kv_heads) + ")");
+  if (p.pp * p.vpp > m.layers)
+    throw Error(p.vpp > 1 ? "vpp" : "pp",
+                "pp*vpp = " + std::to_string(p.pp * p.vpp) + " exceeds the " +
+                    std::to_string(m.layers) + " layers",
+                "pp*vpp <= " + std::to_string(m.layers));
+  if (p.vpp > 1 && p.pp == 1)
+    throw Error("vpp", "interleaving needs pp > 1", "1 when pp = 1");
+  if (p.sequence_parallel && p.tp == 1)
+    throw Error("sp", "sequence parallelism needs tp > 1", "0 when tp = 1");
+  if (w.seq_len % p.cp != 0)
+    throw Error("cp", std::to_string(p.cp) + " does not divide seq " + std::to_string(w.seq_len),
+                "a divisor of the sequence length");
+  if (p.ep > 1) {
+    if (!m.is_moe()) throw Error("ep", "expert parallelism needs an MoE model", "1");
+    if (m.moe.experts % p.ep != 0)
+      throw Error("ep", std::to_string(p.ep) + " does not divide the " +
+                            std::to_string(m.moe.experts) + " experts",
+                  divisors_of(m.moe.experts));
+    if ((p.dp * p.cp * p.tp) % p.ep != 0)
+      throw Error("ep", std::to_string(p.ep) + " does not divide dp*cp*tp = " +
+                            std::to_string(p.dp * p.cp * p.tp),
+                  divisors_of(p.dp * p.cp * p.tp));
+  }
+  if (w.global_batch % (p.dp * p.micro_batch) != 0)
+    throw Error("gbs", "global batch " + std::to_string(w.global_batch) +
+                           " is not a multiple of dp*mb = " + std::to_string(p.dp * p.micro_batch),
+                "a multiple of " + std::to_string(p.dp * p.micro_batch));
+  if (p.vpp > 1 && p.microbatches(w) % p.pp != 0)
+    throw Error("mb", "the interleaved schedule needs micro-batches per step (" +
+                          std::to_string(p.microbatches(w)) + ") to be a multiple of pp (" +
+                          std::to_string(p.pp) + ")",
+                "gbs/(dp*mb) a multiple of pp");
+  if (p.precision == Precision::fp8 && c.gpu.fp8_tflops <= 0)
+    throw Error("precision", "fp8 is not supported on " + c.gpu.key, "bf16");
+  if (p.first_stage_layers < 0 || p.last_stage_layers < 0)
+    throw Error("first_stage_layers", "negative", "0 (Megatron default) or a positive count");
+  (void)split_layers(p, m.layers);  // throws if a requested uneven split is impossible
+}
+
+LayerSplit split_layers(const Plan& p, std::int64_t layers) {
+  const std::int64_t stages = p.pp * p.vpp;
+  if (stages == 1) return {layers, 0, 0, 1};
+  std::int64_t first = p.first_stage_layers;
+  std::int64_t last = p.last_stage_layers;
+  if (first == 0 && last == 0 && layers % stages == 0) {
+    const std::int64_t each = layers / stages;
+    return {each, each, each, stages};
+  }
+  if (first == 0 && last == 0) {
+    // Middle stages take ceil(L/S); the rest is shared by the first and last, which take fewer
+    // (the last, which also computes the logits and loss, takes the smaller share).
+    std::int64_t middle = (layers + stages - 1) / stages;
+    std::int64_t rest = layers - (stages - 2) * middle;
+    while (rest < 2 && middle > 1) {
+      --middle;
+      rest = layers - (stages - 2) * middle;
+    }
+    last = rest / 2;
+    first = rest - last;
+  } else {
+    if (first == 0 || last == 0) {
+      const std::int64_t known = first + last;
+      const std::int64_t remaining = layers - known;
+      // The unspecified end gets the middle stages' share (Megatron semantics).
+      const std::int64_t middle_count = stages - 1;
+      if (remaining < middle_count || remaining % middle_count != 0)
+        throw Error(first == 0 ? "last_stage_layers" : "first_stage_layers",
+                    "the remaining " + std::to_string(remaining) + " layers do not divide evenly over " +
+                        std::to_string(middle_count) + " stages",
+                    "a count leaving a multiple of " + std::to_string(middle_count));
+      const std::int64_t each = remaining / middle_count;
+      if (first == 0) first = each;
+      if (last == 0) last = each;
+    }
+    const std::int64_t remaining = layers - first - last;
+    const std::int64_t middle_count = stages - 2;
+    if (remaining < 0 || (middle_count == 0 && remaining != 0) ||
+        (middle_count > 0 && (remaining < middle_count || remaining % middle_count != 0)))
+      throw Error("first_stage_layers",
+                  "first + last = " + std::to_string(first + last) + " leaves " +
+                      std::to_string(remaining) + " layers for " + std::to_string(middle_count) +
+                      " middle stages",
+                  "values leaving an equal positive count per middle stage");
+  }
+  const std::int64_t middle = stages > 2 ? (layers - first - last) / (stages - 2) : 0;
+  return {first, middle, last, stages};
+}
+
+std::int64_t LayerSplit::physical_stage_layers(std::int64_t s, std::int64_t pp) const {
+  if (virtual_stages == 1) return first;
+  const std::int64_t chunks = virtual_stages / pp;
+  std::int64_t total = chunks * middle;
+  if (s == 0) total += first - middle;
+  if (s == pp - 1) total += last - middle;
+  return total;
+}
+
+std::vector<std::int64_t> layers_per_virtual_stage(const Plan& p, std::int64_t layers) {
+  const LayerSplit split = split_layers(p, layers);
+  std::vector<std::int64_t> out(static_cast<std::size_t>(split.virtual_stages), split.middle);
+  out.front() = split.first;
+  if (split.virtual_stages > 1) out.back() = split.last;
+  return out;
+}
+
+}  // namespace tessera

@@ -1,0 +1,32 @@
+// Time of NCCL-style collectives under the alpha-beta model (Hockney; Thakur, Rabenseifner and
+// Gropp 2005, "Optimization of collective communication operations in MPICH", ring algorithms):
+//   all-reduce      2 (n-1)/n * bytes / bw + 2 (n-1) alpha
+//   all-gather,
+//   reduce-scatter    (n-1)/n * bytes / bw +   (n-1) alpha     (bytes = the full, gathered size)
+//   all-to-all        (n-1)/n * bytes / bw +   (n-1) alpha     (bytes = what one rank holds)
+// `bw` is the group's per-GPU bus bandwidth on the slowest tier it spans (GroupLink).
+#pragma once
+
+#include <cstdint>
+
+#include "hardware/cluster.h"
+
+namespace tessera {
+
+// The link a communication group runs on. A group whose members are `stride` ranks apart
+// (tp = 1, cp = tp, dp = tp*cp, pp = tp*cp*dp) stays inside a node when stride * size <= node
+// size. Otherwise its ring crosses nodes: each node holds k members, and NCCL runs k rings, one
+// through each member's NIC, so the bus bandwidth is min(NVLink, k * NIC) per GPU.
+struct GroupLink {
+  double bandwidth_bytes_per_s = 0;
+  double latency_s = 0;
+};
+GroupLink group_link(const Cluster& cluster, std::int64_t stride, std::int64_t size);
+
+double all_reduce_time_s(double bytes, std::int64_t ranks, const GroupLink& link);
+double all_gather_time_s(double bytes, std::int64_t ranks, const GroupLink& link);
+double reduce_scatter_time_s(double bytes, std::int64_t ranks, const GroupLink& link);
+double all_to_all_time_s(double bytes, std::int64_t ranks, const GroupLink& link);
+double p2p_time_s(double bytes, const GroupLink& link);
+
+}  // namespace tessera

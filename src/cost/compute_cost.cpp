@@ -1,0 +1,38 @@
+#include "cost/compute_cost.h"
+
+#include <algorithm>
+
+#include "core/units.h"
+
+namespace tessera {
+
+namespace {
+double saturation(double d) { return d / (d + kGemmHalfEfficiencyDim); }
+}  // namespace
+
+double gemm_efficiency(double m, double n, double k, const GpuSpec& gpu, bool fp8) {
+  const double peak_fraction = fp8 ? gpu.fp8_gemm_efficiency : gpu.gemm_efficiency;
+  return peak_fraction * saturation(m) * saturation(n) * saturation(k);
+}
+
+double gemm_time_s(double m, double n, double k, double count, const GpuSpec& gpu, bool fp8) {
+  if (m <= 0 || n <= 0 || k <= 0 || count <= 0) return 0.0;
+  const double flops = 2.0 * m * n * k;
+  const double compute_s = flops / (gpu.peak_flops(fp8) * gemm_efficiency(m, n, k, gpu, fp8));
+  const double element_bytes = fp8 ? units::kBytesFp8 : units::kBytesBf16;
+  const double bytes = element_bytes * (m * k + k * n) + units::kBytesBf16 * m * n;
+  const double memory_s = bytes / (gpu.hbm_tbps * 1e12 * gpu.hbm_efficiency);
+  return count * (std::max(compute_s, memory_s) + kKernelOverheadS);
+}
+
+double attention_time_s(double flops, const GpuSpec& gpu) {
+  if (flops <= 0) return 0.0;
+  return flops / (gpu.peak_flops(false) * gpu.attention_efficiency) + kKernelOverheadS;
+}
+
+double memory_bound_time_s(double bytes, const GpuSpec& gpu) {
+  if (bytes <= 0) return 0.0;
+  return bytes / (gpu.hbm_tbps * 1e12 * gpu.hbm_efficiency);
+}
+
+}  // namespace tessera

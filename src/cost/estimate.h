@@ -1,0 +1,50 @@
+// Estimate: the predicted time and memory of one training iteration, with the breakdown that
+// explains it. Every time term is seconds per iteration on the critical path.
+#pragma once
+
+namespace tessera {
+
+struct TimeBreakdown {
+  double compute_s = 0;       // GEMMs, attention, memory-bound ops of the slowest stage
+  double recompute_s = 0;     // part of compute_s spent re-running forward work
+  double tp_comm_s = 0;       // exposed tensor-parallel collectives
+  double cp_comm_s = 0;       // exposed context-parallel K/V exchange
+  double ep_comm_s = 0;       // exposed expert-parallel all-to-all
+  double pp_comm_s = 0;       // exposed pipeline send/recv
+  double bubble_s = 0;        // pipeline fill and drain, stage imbalance
+  double dp_comm_s = 0;       // exposed gradient reduce / parameter gather
+  double optimizer_s = 0;     // the optimizer step
+};
+
+struct MemoryBreakdown {
+  double weights_bytes = 0;
+  double gradients_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;  // in-flight micro-batches on the peak stage
+  double logits_bytes = 0;       // output layer and loss (last stage)
+  double buffers_bytes = 0;      // communication buffers, gathered ZeRO-3 weights
+  double framework_bytes = 0;    // CUDA context, allocator reserve, workspaces
+  double total() const {
+    return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + logits_bytes +
+           buffers_bytes + framework_bytes;
+  }
+};
+
+struct Estimate {
+  double iteration_time_s = 0;
+  TimeBreakdown time;
+  MemoryBreakdown memory;    // of the stage with the highest peak
+  int peak_memory_stage = 0;
+  double model_flops = 0;     // per iteration, whole job (Megatron-Core convention)
+  double hardware_flops = 0;  // model FLOPs + recompute
+  double tokens_per_s = 0;
+  double model_tflops_per_gpu = 0;
+  double hardware_tflops_per_gpu = 0;
+  double mfu = 0;  // model FLOPs / (time x GPUs x dense peak)
+  double hfu = 0;
+  double peak_memory_bytes = 0;
+  double usable_memory_bytes = 0;
+  bool fits = false;
+};
+
+}  // namespace tessera

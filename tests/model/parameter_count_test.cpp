@@ -1,0 +1,234 @@
+// count_parameters against closed forms and hand sums.
+#include "model/parameter_count.h"
+
+#include <cstdint>
+
+#include <gtest/gtest.h>
+
+namespace tessera {
+namespace {
+
+using i64 = std::int64_t;
+
+// GPT-2/3 style: biases everywhere, layernorm, learned positions, tied embeddings, ffn 4h.
+ModelSpec gpt(i64 layers, i64 hidden, i64 heads, i64 vocab, i64 seq) {
+  ModelSpec m;
+  m.name = "gpt";
+  m.layers = layers;
+  m.hidden = hidden;
+  m.ffn_hidden = 4 * hidden;
+  m.heads = heads;
+  m.kv_heads = heads;
+  m.head_dim = hidden / heads;
+  m.vocab = vocab;
+  m.max_context = seq;
+  m.mlp = MlpType::gelu;
+  m.attention = AttentionKind::mha;
+  m.norm = NormType::layernorm;
+  m.position = PositionEmbedding::learned;
+  m.tied_embeddings = true;
+  m.linear_bias = true;
+  m.validate();
+  return m;
+}
+
+// Llama style: SwiGLU, GQA, RMSNorm, RoPE, no biases, untied.
+ModelSpec llama(i64 layers, i64 hidden, i64 ffn, i64 heads, i64 kv_heads, i64 vocab) {
+  ModelSpec m;
+  m.name = "llama";
+  m.layers = layers;
+  m.hidden = hidden;
+  m.ffn_hidden = ffn;
+  m.heads = heads;
+  m.kv_heads = kv_heads;
+  m.head_dim = hidden / heads;
+  m.vocab = vocab;
+  m.max_context = 8192;
+  m.mlp = MlpType::swiglu;
+  m.attention = kv_heads == heads ? AttentionKind::mha : AttentionKind::gqa;
+  m.norm = NormType::rmsnorm;
+  m.position = PositionEmbedding::rope;
+  m.tied_embeddings = false;
+  return m;  // not validated: MoE tests zero ffn_hidden and add experts first
+}
+
+// Narayanan et al. SC'21 (arXiv 2104.04473) Sec. 5.1: P = 12 l h^2 (1 + 13/(12h) + (V+s)/(12lh))
+// = l (12h^2 + 13h) + (V + s) h. The paper's formula leaves out the final layernorm (2h), which
+// count_parameters keeps; everything else must agree to the parameter.
+TEST(ParameterCount, GptMatchesMegatronClosedForm) {
+  struct Shape { i64 layers, hidden, heads; };
+  const Shape shapes[] = {{24, 2304, 24},   {30, 3072, 32},    {36, 4096, 32},
+                          {80, 12288, 96},  {105, 20480, 128}, {128, 25600, 160},
+                          {2, 64, 4}};
+  const i64 vocab = 51200;
+  const i64 seq = 2048;
+  for (const auto& s : shapes) {
+    SCOPED_TRACE(testing::Message() << "l=" << s.layers << " h=" << s.hidden);
+    const auto c = count_parameters(gpt(s.layers, s.hidden, s.heads, vocab, seq));
+    const i64 l = s.layers;
+    const i64 h = s.hidden;
+    const i64 closed_form = l * (12 * h * h + 13 * h) + (vocab + seq) * h;
+    EXPECT_EQ(c.final_norm, static_cast<double>(2 * h));
+    EXPECT_EQ(c.total() - c.final_norm, static_cast<double>(closed_form));
+    // The same in the paper's factored form, to double precision.
+    const double hd = static_cast<double>(h);
+    const double factored =
+        12.0 * l * hd * hd * (1.0 + 13.0 / (12.0 * hd) + (vocab + seq) / (12.0 * l * hd));
+    EXPECT_NEAR(c.total() - c.final_norm, factored, factored * 1e-12);
+    // Where the parameters live.
+    EXPECT_EQ(c.embedding, static_cast<double>((vocab + seq) * h));
+    EXPECT_EQ(c.output_head, 0.0);
+    EXPECT_EQ(c.attention_per_layer, static_cast<double>(4 * h * h + 4 * h));
+    EXPECT_EQ(c.dense_mlp_per_layer, static_cast<double>(8 * h * h + 5 * h));
+    EXPECT_EQ(c.norms_per_layer, static_cast<double>(4 * h));
+    EXPECT_EQ(c.active(), c.total());
+  }
+}
+
+TEST(ParameterCount, GptGemmWeightsAreTwelveHSquared) {
+  const ModelSpec m = gpt(24, 2304, 24, 51200, 2048);
+  const auto w = dense_layer_gemm_weights(m);
+  EXPECT_EQ(w.attention, 4.0 * 2304 * 2304);
+  EXPECT_EQ(w.mlp, 8.0 * 2304 * 2304);
+}
+
+TEST(ParameterCount, UntiedHeadAndNoPositionsForRope) {
+  ModelSpec m = gpt(2, 64, 4, 1000, 128);
+  m.tied_embeddings = false;
+  m.position = PositionEmbedding::rope;
+  const auto c = count_parameters(m);
+  EXPECT_EQ(c.embedding, 1000.0 * 64);
+  EXPECT_EQ(c.output_head, 1000.0 * 64);
+}
+
+TEST(ParameterCount, EmbeddingNormForBloom) {
+  ModelSpec m = gpt(2, 64, 4, 1000, 128);
+  m.position = PositionEmbedding::alibi;
+  m.embedding_norm = true;
+  EXPECT_EQ(count_parameters(m).embedding, 1000.0 * 64 + 2 * 64);
+}
+
+// Llama-3-8B shape (HF meta-llama/Meta-Llama-3-8B config.json) summed by hand; the released
+// weights hold exactly 8,030,261,248 parameters.
+TEST(ParameterCount, SwigluGqaNoBiasHandSum) {
+  const ModelSpec m = llama(32, 4096, 14336, 32, 8, 128256);
+  m.validate();
+  const i64 h = 4096;
+  const i64 q = h * 4096;             // 32 heads x 128
+  const i64 kv = h * 1024;            // 8 KV heads x 128, each of K and V
+  const i64 o = 4096 * h;
+  const i64 mlp = 3 * h * 14336;      // gate, up, down
+  const i64 norms = 2 * h;            // RMSNorm: weight only
+  const i64 layer = q + 2 * kv + o + mlp + norms;
+  const i64 total = 32 * layer + 128256 * h /*embedding*/ + 128256 * h /*head*/ + h /*norm*/;
+  const auto c = count_parameters(m);
+  EXPECT_EQ(c.attention_per_layer, static_cast<double>(q + 2 * kv + o));
+  EXPECT_EQ(c.dense_mlp_per_layer, static_cast<double>(mlp));
+  EXPECT_EQ(c.norms_per_layer, static_cast<double>(norms));
+  EXPECT_EQ(c.total(), static_cast<double>(total));
+  EXPECT_EQ(c.total(), 8'030'261'248.0);
+}
+
+// Qwen2: biases on Q, K and V only.
+TEST(ParameterCount, QkvBiasAddsQAndKvWidths) {
+  ModelSpec m = llama(2, 3584, 18944, 28, 4, 1000);
+  const double without = count_parameters(m).attention_per_layer;
+  m.qkv_bias = true;
+  EXPECT_EQ(count_parameters(m).attention_per_layer - without, 3584.0 + 2 * 4 * 128);
+}
+
+// Squared-ReLU MLP (Nemotron-4) has two matrices, like GELU.
+TEST(ParameterCount, Relu2HasTwoMatrices) {
+  ModelSpec m = llama(2, 256, 1024, 4, 2, 1000);
+  m.mlp = MlpType::relu2;
+  EXPECT_EQ(count_parameters(m).dense_mlp_per_layer, 2.0 * 256 * 1024);
+}
+
+// Mixtral-8x7B shape: every layer MoE, 8 experts, top-2, no shared experts.
+TEST(ParameterCount, MoeTotalVersusActive) {
+  ModelSpec m = llama(32, 4096, 0, 32, 8, 32000);
+  m.moe.experts = 8;
+  m.moe.top_k = 2;
+  m.moe.expert_ffn_hidden = 14336;
+  m.validate();
+  const auto c = count_parameters(m);
+  const double expert = 3.0 * 4096 * 14336;
+  const double router = 4096.0 * 8;
+  EXPECT_EQ(c.moe_layers, 32.0);
+  EXPECT_EQ(c.dense_layers, 0.0);
+  EXPECT_EQ(c.moe_mlp_per_layer, router + 8 * expert);
+  EXPECT_EQ(c.moe_active_mlp_per_layer, router + 2 * expert);
+  EXPECT_EQ(c.total() - c.active(), 32 * 6 * expert);
+  // Released weights: 46,702,792,704 total; 12,879,925,248 per token.
+  EXPECT_EQ(c.total(), 46'702'792'704.0);
+  EXPECT_EQ(c.active(), 12'879'925'248.0);
+  const auto w = moe_layer_gemm_weights(m);
+  EXPECT_EQ(w.mlp, router + 2 * expert);
+}
+
+// DeepSeek-V3 (HF deepseek-ai/DeepSeek-V3 config.json), main model without the MTP module:
+// MLA attention with its two latent norms, 3 dense layers, 256 routed experts top-8, 1 shared
+// expert, a router with a bias (e_score_correction_bias).
+TEST(ParameterCount, DeepSeekV3HandSum) {
+  ModelSpec m = llama(61, 7168, 18432, 128, 128, 129280);
+  m.attention = AttentionKind::mla;
+  m.head_dim = 128;
+  m.mla = {1536, 512, 128, 64, 128};
+  m.moe.experts = 256;
+  m.moe.top_k = 8;
+  m.moe.expert_ffn_hidden = 2048;
+  m.moe.shared_experts = 1;
+  m.moe.dense_layers = 3;
+  m.moe.router_bias = true;
+  m.validate();
+  const i64 h = 7168;
+  const i64 q = h * 1536 + 1536 * 128 * (128 + 64);   // W_dq, W_uq
+  const i64 kv = h * (512 + 64) + 512 * 128 * (128 + 128);  // W_dkv (+ k_rope), W_ukv
+  const i64 o = 128 * 128 * h;
+  const i64 latent_norms = 1536 + 512;
+  const i64 attention = q + kv + o + latent_norms;
+  const i64 expert = 3 * h * 2048;
+  const i64 router = h * 256 + 256;
+  const i64 moe_mlp = router + 257 * expert;
+  const i64 dense_mlp = 3 * h * 18432;
+  const i64 norms = 2 * h;
+  const i64 total = 3 * (attention + norms + dense_mlp) + 58 * (attention + norms + moe_mlp) +
+                    2 * 129280 * h + h;
+  const auto c = count_parameters(m);
+  EXPECT_EQ(c.attention_per_layer, static_cast<double>(attention));
+  EXPECT_EQ(c.dense_layers, 3.0);
+  EXPECT_EQ(c.moe_layers, 58.0);
+  EXPECT_EQ(c.total(), static_cast<double>(total));
+  EXPECT_EQ(c.total(), 671'026'419'200.0);
+  EXPECT_EQ(c.total() - c.active(), 58.0 * (256 - 8) * expert);
+}
+
+// gpt-oss-120b (HF openai/gpt-oss-120b config.json and model card Table 1): biases on Q, K, V, O
+// and on both expert projections, a router bias, one sink logit per head.
+TEST(ParameterCount, GptOssBiasesAndSinks) {
+  ModelSpec m = llama(36, 2880, 0, 64, 8, 201088);
+  m.head_dim = 64;
+  m.attention = AttentionKind::gqa_swa;
+  m.sliding_window = 128;
+  m.linear_bias = true;
+  m.attention_sinks = true;
+  m.moe.experts = 128;
+  m.moe.top_k = 4;
+  m.moe.expert_ffn_hidden = 2880;
+  m.moe.router_bias = true;
+  m.validate();
+  const i64 h = 2880;
+  const i64 attention = h * 4096 + 4096 + 2 * (h * 512 + 512) + 4096 * h + h + 64;
+  const i64 expert = h * 2 * 2880 + 2 * 2880 + 2880 * h + h;  // gate_up and down, with biases
+  const i64 router = h * 128 + 128;
+  const i64 layer = attention + 2 * h + router + 128 * expert;
+  const i64 total = 36 * layer + 2 * 201088 * h + h;
+  const auto c = count_parameters(m);
+  EXPECT_EQ(c.attention_per_layer, static_cast<double>(attention));
+  EXPECT_EQ(c.moe_mlp_per_layer, static_cast<double>(router + 128 * expert));
+  EXPECT_EQ(c.total(), static_cast<double>(total));
+  EXPECT_EQ(c.total(), 116'829'156'672.0);  // model card: 116.83B
+}
+
+}  // namespace
+}  // namespace tessera
