@@ -1,11 +1,592 @@
 #include "io/hf_config.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <string>
+#include <vector>
+
 #include "core/error.h"
+#include "io/json_fields.h"
 
 namespace tessera {
 
-ModelSpec model_from_hf_config(const nlohmann::json&, const std::string&) {
-  throw Error("model.architectures", "Hugging Face import not built yet", "");
+namespace {
+
+using json_fields::Json;
+using json_fields::has;
+
+constexpr const char* kPath = "model";
+
+enum class Arch {
+  llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, phi3, nemotron,
+  deepseek_v2, deepseek_v3, gpt_oss, gpt2, gpt_neo, gpt_neox, opt, bloom, falcon
+};
+
+struct ArchName {
+  const char* architecture;  // transformers class in config.json "architectures"
+  const char* model_type;    // config.json "model_type"
+  Arch arch;
+  bool listed;  // shown in the "allowed" list (false for legacy aliases)
+};
+
+constexpr ArchName kArchitectures[] = {
+    {"LlamaForCausalLM", "llama", Arch::llama, true},
+    {"MistralForCausalLM", "mistral", Arch::mistral, true},
+    {"MixtralForCausalLM", "mixtral", Arch::mixtral, true},
+    {"Qwen2ForCausalLM", "qwen2", Arch::qwen2, true},
+    {"Qwen2MoeForCausalLM", "qwen2_moe", Arch::qwen2_moe, true},
+    {"Qwen3ForCausalLM", "qwen3", Arch::qwen3, true},
+    {"Qwen3MoeForCausalLM", "qwen3_moe", Arch::qwen3_moe, true},
+    {"GemmaForCausalLM", "gemma", Arch::gemma, true},
+    {"Phi3ForCausalLM", "phi3", Arch::phi3, true},
+    {"NemotronForCausalLM", "nemotron", Arch::nemotron, true},
+    {"DeepseekV2ForCausalLM", "deepseek_v2", Arch::deepseek_v2, true},
+    {"DeepseekV3ForCausalLM", "deepseek_v3", Arch::deepseek_v3, true},
+    {"GptOssForCausalLM", "gpt_oss", Arch::gpt_oss, true},
+    {"GPT2LMHeadModel", "gpt2", Arch::gpt2, true},
+    {"GPTNeoForCausalLM", "gpt_neo", Arch::gpt_neo, true},
+    {"GPTNeoXForCausalLM", "gpt_neox", Arch::gpt_neox, true},
+    {"OPTForCausalLM", "opt", Arch::opt, true},
+    {"BloomForCausalLM", "bloom", Arch::bloom, true},
+    {"FalconForCausalLM", "falcon", Arch::falcon, true},
+    // Falcon's original remote-code names.
+    {"RWForCausalLM", "RefinedWebModel", Arch::falcon, false},
+    {"RWForCausalLM", "RefinedWeb", Arch::falcon, false},
+};
+
+std::string architecture_list() {
+  std::string list;
+  for (const auto& a : kArchitectures)
+    if (a.listed) list += (list.empty() ? "" : ", ") + std::string(a.architecture);
+  return list;
+}
+
+std::string model_type_list() {
+  std::string list;
+  for (const auto& a : kArchitectures)
+    if (a.listed) list += (list.empty() ? "" : ", ") + std::string(a.model_type);
+  return list;
+}
+
+std::string field(const char* key) { return std::string(kPath) + "." + key; }
+
+// The architecture: the first supported entry of "architectures", else "model_type".
+Arch resolve_architecture(const Json& j) {
+  if (has(j, "architectures")) {
+    const Json& list = j.at("architectures");
+    if (!list.is_array())
+      throw Error(field("architectures"), "expected a list of strings, got " + list.dump(),
+                  architecture_list());
+    for (const Json& entry : list) {
+      if (!entry.is_string())
+        throw Error(field("architectures"), "expected a list of strings, got " + list.dump(),
+                    architecture_list());
+      const auto name = entry.get<std::string>();
+      for (const auto& a : kArchitectures)
+        if (name == a.architecture) return a.arch;
+    }
+    if (!list.empty())
+      throw Error(field("architectures"),
+                  "unsupported architecture '" + list.front().get<std::string>() + "'",
+                  architecture_list());
+  }
+  if (has(j, "model_type")) {
+    const auto type = json_fields::get_string(j, "model_type", kPath);
+    for (const auto& a : kArchitectures)
+      if (type == a.model_type) return a.arch;
+    throw Error(field("model_type"), "unsupported model_type '" + type + "'", model_type_list());
+  }
+  throw Error(field("architectures"), "missing (and no model_type)", architecture_list());
+}
+
+// ---- typed reads over alternative key names (the first name is the one errors cite) ----
+
+std::string key_names(std::initializer_list<const char*> keys) {
+  std::string names;
+  for (const char* k : keys) names += (names.empty() ? "" : " or ") + std::string(k);
+  return names;
+}
+
+std::int64_t require_int(const Json& j, std::initializer_list<const char*> keys) {
+  for (const char* k : keys)
+    if (has(j, k)) return json_fields::get_int(j, k, kPath);
+  throw Error(field(*keys.begin()), "missing",
+              keys.size() > 1 ? "an integer (key " + key_names(keys) + ")" : "an integer");
+}
+
+std::int64_t optional_int(const Json& j, std::initializer_list<const char*> keys,
+                          std::int64_t fallback) {
+  for (const char* k : keys)
+    if (has(j, k)) return json_fields::get_int(j, k, kPath);
+  return fallback;
+}
+
+bool optional_bool(const Json& j, const char* key, bool fallback) {
+  return json_fields::get_bool_or(j, key, kPath, fallback);
+}
+
+std::string optional_string(const Json& j, std::initializer_list<const char*> keys,
+                            const std::string& fallback) {
+  for (const char* k : keys)
+    if (has(j, k)) return json_fields::get_string(j, k, kPath);
+  return fallback;
+}
+
+// value * factor without signed overflow; an out-of-range value is returned as is so that
+// validate() rejects the field it came from.
+std::int64_t times(std::int64_t value, std::int64_t factor) {
+  const std::int64_t limit = std::numeric_limits<std::int64_t>::max() / factor;
+  return (value > limit || value < -limit) ? value : value * factor;
+}
+
+std::int64_t per_head(std::int64_t hidden, std::int64_t heads) {
+  return heads > 0 ? hidden / heads : 0;
+}
+
+std::vector<std::string> string_list(const Json& j, const char* key) {
+  const Json& v = j.at(key);
+  std::vector<std::string> out;
+  if (v.is_array()) {
+    for (const Json& e : v) {
+      if (!e.is_string()) break;
+      out.push_back(e.get<std::string>());
+    }
+    if (out.size() == v.size()) return out;
+  }
+  throw Error(field(key), "expected a list of strings, got " + v.dump(), "a list of strings");
+}
+
+std::vector<std::int64_t> int_list(const Json& j, const char* key) {
+  const Json& v = j.at(key);
+  std::vector<std::int64_t> out;
+  if (v.is_array()) {
+    for (const Json& e : v) {
+      if (!e.is_number_integer()) break;
+      out.push_back(e.get<std::int64_t>());
+    }
+    if (out.size() == v.size()) return out;
+  }
+  throw Error(field(key), "expected a list of integers, got " + v.dump(), "a list of integers");
+}
+
+// ---- shared mappings ----
+
+// Gated MLPs (SwiGLU, GeGLU) have three matrices whatever the activation; a plain MLP has two,
+// and ModelSpec only tells relu2 (Nemotron) apart from the rest (GELU variants, ReLU).
+MlpType mlp_type(bool gated, const std::string& activation) {
+  if (gated) return MlpType::swiglu;
+  return activation == "relu2" ? MlpType::relu2 : MlpType::gelu;
+}
+
+AttentionKind plain_attention(const ModelSpec& m) {
+  return m.kv_heads == m.heads ? AttentionKind::mha : AttentionKind::gqa;
+}
+
+// ModelSpec's gqa-swa means "every other layer is windowed" (GPT-OSS, GPT-Neo). A list of layer
+// types qualifies only when windowed and full layers strictly alternate; any other pattern
+// (all windowed like Mistral or Phi-3, or Qwen2's upper block) is counted as full attention.
+bool alternates_windowed(const std::vector<std::string>& types, const std::string& local,
+                         std::int64_t layers) {
+  if (types.empty() || static_cast<std::int64_t>(types.size()) != layers) return false;
+  bool any_local = false;
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    any_local = any_local || types[i] == local;
+    if (i > 0 && (types[i] == local) == (types[i - 1] == local)) return false;
+  }
+  return any_local;
+}
+
+void set_windowed(ModelSpec& m, std::int64_t window) {
+  m.attention = AttentionKind::gqa_swa;
+  m.sliding_window = window;
+}
+
+// llama.cpp-style attention_bias / mlp_bias flags: biases on every linear layer, or only on the
+// attention projections (counted as Q/K/V biases; the output-projection bias of `hidden`
+// parameters per layer is not representable and is dropped). An MLP-only bias is dropped too.
+void set_llama_biases(const Json& j, ModelSpec& m) {
+  const bool attention_bias = optional_bool(j, "attention_bias", false);
+  const bool mlp_bias = optional_bool(j, "mlp_bias", false);
+  m.linear_bias = attention_bias && mlp_bias;
+  m.qkv_bias = attention_bias && !mlp_bias;
+}
+
+// Keys shared by the Llama-style configs (num_hidden_layers, hidden_size, ...).
+ModelSpec read_llama_style(const Json& j, bool tie_default, std::int64_t head_dim_default) {
+  ModelSpec m;
+  m.layers = require_int(j, {"num_hidden_layers"});
+  m.hidden = require_int(j, {"hidden_size"});
+  m.heads = require_int(j, {"num_attention_heads"});
+  m.kv_heads = optional_int(j, {"num_key_value_heads"}, m.heads);
+  m.head_dim = optional_int(
+      j, {"head_dim"}, head_dim_default > 0 ? head_dim_default : per_head(m.hidden, m.heads));
+  m.vocab = require_int(j, {"vocab_size"});
+  m.max_context = require_int(j, {"max_position_embeddings"});
+  m.tied_embeddings = optional_bool(j, "tie_word_embeddings", tie_default);
+  m.mlp = MlpType::swiglu;
+  m.norm = NormType::rmsnorm;
+  m.position = PositionEmbedding::rope;
+  m.attention = plain_attention(m);
+  return m;
+}
+
+std::int64_t require_experts(const Json& j, std::initializer_list<const char*> keys) {
+  const std::int64_t experts = require_int(j, keys);
+  if (experts < 2)
+    throw Error(field(*keys.begin()), "got " + std::to_string(experts),
+                "an integer from 2 (a mixture of experts)");
+  return experts;
+}
+
+// Qwen2-MoE / Qwen3-MoE: layer i is MoE unless listed in mlp_only_layers or
+// (i + 1) % decoder_sparse_step != 0. ModelSpec places dense layers first; the count is exact,
+// their position in the stack is not.
+std::int64_t qwen_dense_layers(const Json& j, std::int64_t layers) {
+  const std::int64_t step = optional_int(j, {"decoder_sparse_step"}, 1);
+  if (step < 1)
+    throw Error(field("decoder_sparse_step"), "got " + std::to_string(step), "an integer from 1");
+  std::vector<std::int64_t> mlp_only;
+  if (has(j, "mlp_only_layers")) mlp_only = int_list(j, "mlp_only_layers");
+  if (layers < 1 || layers > 1'000'000) return 0;  // validate() reports model.layers
+  std::int64_t dense = 0;
+  for (std::int64_t i = 0; i < layers; ++i) {
+    bool only = false;
+    for (auto l : mlp_only) only = only || l == i;
+    if (only || (i + 1) % step != 0) ++dense;
+  }
+  return dense;
+}
+
+// DeepSeek-V2/V3: layer i is MoE when i >= first_k_dense_replace and i % moe_layer_freq == 0.
+std::int64_t deepseek_dense_layers(const Json& j, std::int64_t layers) {
+  // transformers' DeepseekV3Config defaults (first_k_dense_replace=3, moe_layer_freq=1).
+  const std::int64_t first_dense = optional_int(j, {"first_k_dense_replace"}, 3);
+  const std::int64_t freq = optional_int(j, {"moe_layer_freq"}, 1);
+  if (first_dense < 0)
+    throw Error(field("first_k_dense_replace"), "got " + std::to_string(first_dense),
+                "an integer from 0");
+  if (freq < 1)
+    throw Error(field("moe_layer_freq"), "got " + std::to_string(freq), "an integer from 1");
+  if (layers < 1 || layers > 1'000'000) return 0;  // validate() reports model.layers
+  std::int64_t dense = 0;
+  for (std::int64_t i = 0; i < layers; ++i)
+    if (i < first_dense || i % freq != 0) ++dense;
+  return dense;
+}
+
+// ---- one reader per family ----
+
+ModelSpec read_llama_family(const Json& j, Arch arch) {
+  std::int64_t head_dim_default = 0;  // hidden / heads
+  bool tie_default = false;
+  if (arch == Arch::qwen3) head_dim_default = 128;  // Qwen3Config default
+  if (arch == Arch::gemma) {
+    head_dim_default = 256;  // GemmaConfig default
+    tie_default = true;
+  }
+  ModelSpec m = read_llama_style(j, tie_default, head_dim_default);
+  m.ffn_hidden = require_int(j, {"intermediate_size"});
+  switch (arch) {
+    case Arch::llama:
+    case Arch::qwen3:
+    case Arch::gemma:  // GeGLU (gate_proj, up_proj, down_proj): counted as swiglu
+      set_llama_biases(j, m);
+      break;
+    case Arch::qwen2:
+      m.qkv_bias = true;  // Qwen2Attention: bias on q/k/v only, always
+      break;
+    case Arch::nemotron:  // squared-ReLU, 2-matrix MLP; LayerNorm1P (weight and bias)
+      m.mlp = mlp_type(false, optional_string(j, {"hidden_act"}, "relu2"));
+      m.norm = NormType::layernorm;
+      set_llama_biases(j, m);
+      break;
+    case Arch::mistral:  // sliding_window covers every layer: counted as full attention
+    case Arch::phi3:     // fused qkv / gate_up: same weights; sliding_window likewise
+    default:
+      break;
+  }
+  return m;
+}
+
+ModelSpec read_mixtral(const Json& j) {
+  ModelSpec m = read_llama_style(j, false, 0);
+  m.moe.experts = require_experts(j, {"num_local_experts"});
+  m.moe.top_k = require_int(j, {"num_experts_per_tok"});
+  m.moe.expert_ffn_hidden = require_int(j, {"intermediate_size"});  // per-expert width
+  m.ffn_hidden = 0;  // every layer is MoE
+  return m;
+}
+
+ModelSpec read_qwen_moe(const Json& j, Arch arch) {
+  ModelSpec m = read_llama_style(j, false, arch == Arch::qwen3_moe ? 128 : 0);
+  m.moe.experts = require_experts(j, {"num_experts"});
+  m.moe.top_k = require_int(j, {"num_experts_per_tok"});
+  m.moe.expert_ffn_hidden = require_int(j, {"moe_intermediate_size"});
+  if (arch == Arch::qwen2_moe) {
+    m.qkv_bias = true;
+    // One shared expert of shared_expert_intermediate_size, expressed as that many
+    // expert-wide shared experts (Qwen1.5-MoE-A2.7B: 5632 / 1408 = 4); the non-integer case is
+    // rounded. Its 1-output sigmoid gate (`hidden` parameters per layer) is not counted.
+    const std::int64_t shared = require_int(j, {"shared_expert_intermediate_size"});
+    const std::int64_t width = m.moe.expert_ffn_hidden;
+    if (shared < 0)
+      throw Error(field("shared_expert_intermediate_size"), "got " + std::to_string(shared),
+                  "an integer from 0");
+    if (width > 0 && shared > 0)
+      m.moe.shared_experts = std::max<std::int64_t>(1, (shared + width / 2) / width);
+  } else {
+    set_llama_biases(j, m);  // Qwen3: q_norm / k_norm (head_dim each) are not counted
+  }
+  m.moe.dense_layers = qwen_dense_layers(j, m.layers);
+  m.ffn_hidden = m.moe.dense_layers > 0 ? require_int(j, {"intermediate_size"}) : 0;
+  return m;
+}
+
+ModelSpec read_deepseek(const Json& j, Arch arch) {
+  ModelSpec m = read_llama_style(j, false, 0);
+  m.attention = AttentionKind::mla;
+  // q_lora_rank null (DeepSeek-V2-Lite) means Q is projected directly.
+  m.mla.q_lora_rank = optional_int(j, {"q_lora_rank"}, 0);
+  m.mla.kv_lora_rank = require_int(j, {"kv_lora_rank"});
+  m.mla.qk_nope_head_dim = require_int(j, {"qk_nope_head_dim"});
+  m.mla.qk_rope_head_dim = require_int(j, {"qk_rope_head_dim"});
+  m.mla.v_head_dim = require_int(j, {"v_head_dim"});
+  m.head_dim = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;  // query/key head width
+  m.moe.experts = require_experts(j, {"n_routed_experts"});
+  m.moe.top_k = require_int(j, {"num_experts_per_tok"});
+  m.moe.expert_ffn_hidden = require_int(j, {"moe_intermediate_size"});
+  // Each shared expert is moe_intermediate_size wide (DeepSeekMoE); transformers' default is 1.
+  m.moe.shared_experts = optional_int(j, {"n_shared_experts"}, arch == Arch::deepseek_v3 ? 1 : 0);
+  m.moe.dense_layers = deepseek_dense_layers(j, m.layers);
+  m.ffn_hidden = m.moe.dense_layers > 0 ? require_int(j, {"intermediate_size"}) : 0;
+  // V3's auxiliary-loss-free balancing adds e_score_correction_bias (one per expert).
+  const std::string topk =
+      optional_string(j, {"topk_method"}, arch == Arch::deepseek_v3 ? "noaux_tc" : "greedy");
+  m.moe.router_bias = topk == "noaux_tc";
+  set_llama_biases(j, m);
+  // Multi-token-prediction modules (num_nextn_predict_layers) are not part of the model proper.
+  return m;
+}
+
+ModelSpec read_gpt_oss(const Json& j) {
+  ModelSpec m = read_llama_style(j, false, 64);  // GptOssConfig: head_dim 64
+  m.moe.experts = require_experts(j, {"num_local_experts"});
+  m.moe.top_k = require_int(j, {"num_experts_per_tok", "experts_per_token"});
+  m.moe.expert_ffn_hidden = require_int(j, {"intermediate_size"});
+  m.moe.router_bias = true;
+  m.ffn_hidden = 0;
+  // Biases on q/k/v/o and on both expert projections (gate_up_proj_bias, down_proj_bias).
+  m.linear_bias = true;
+  m.attention_sinks = true;
+  std::vector<std::string> types;
+  if (has(j, "layer_types")) {
+    types = string_list(j, "layer_types");
+  } else if (m.layers > 0 && m.layers <= 1'000'000) {  // transformers' default: alternate
+    for (std::int64_t i = 0; i < m.layers; ++i)
+      types.emplace_back((i + 1) % 2 ? "sliding_attention" : "full_attention");
+  }
+  if (alternates_windowed(types, "sliding_attention", m.layers))
+    set_windowed(m, optional_int(j, {"sliding_window"}, 128));
+  return m;
+}
+
+// GPT-2: Conv1D projections with biases, learned positions, LayerNorm, tied head.
+ModelSpec read_gpt2(const Json& j) {
+  ModelSpec m;
+  m.layers = require_int(j, {"n_layer", "num_hidden_layers"});
+  m.hidden = require_int(j, {"n_embd", "hidden_size"});
+  m.heads = require_int(j, {"n_head", "num_attention_heads"});
+  m.kv_heads = m.heads;
+  m.head_dim = per_head(m.hidden, m.heads);
+  m.ffn_hidden = optional_int(j, {"n_inner"}, times(m.hidden, 4));
+  m.vocab = require_int(j, {"vocab_size"});
+  m.max_context = require_int(j, {"n_positions", "max_position_embeddings"});
+  m.mlp = mlp_type(false, optional_string(j, {"activation_function"}, "gelu_new"));
+  m.norm = NormType::layernorm;
+  m.position = PositionEmbedding::learned;
+  m.tied_embeddings = optional_bool(j, "tie_word_embeddings", true);
+  m.linear_bias = true;
+  m.attention = AttentionKind::mha;
+  return m;
+}
+
+// GPT-Neo: global and local (windowed) layers alternate; q/k/v have no bias but out_proj and the
+// MLP do (counted as linear_bias, over by 3 * hidden per layer).
+ModelSpec read_gpt_neo(const Json& j) {
+  ModelSpec m;
+  m.layers = require_int(j, {"num_layers", "num_hidden_layers"});
+  m.hidden = require_int(j, {"hidden_size"});
+  m.heads = require_int(j, {"num_heads", "num_attention_heads"});
+  m.kv_heads = m.heads;
+  m.head_dim = per_head(m.hidden, m.heads);
+  m.ffn_hidden = optional_int(j, {"intermediate_size"}, times(m.hidden, 4));
+  m.vocab = require_int(j, {"vocab_size"});
+  m.max_context = require_int(j, {"max_position_embeddings"});
+  m.mlp = mlp_type(false, optional_string(j, {"activation_function"}, "gelu_new"));
+  m.norm = NormType::layernorm;
+  m.position = PositionEmbedding::learned;
+  m.tied_embeddings = optional_bool(j, "tie_word_embeddings", true);
+  m.linear_bias = true;
+  m.attention = AttentionKind::mha;
+  std::vector<std::string> types;
+  if (has(j, "attention_layers")) {
+    types = string_list(j, "attention_layers");
+  } else if (has(j, "attention_types")) {
+    // [[["global", "local"], 12]]: each pattern repeated n times.
+    const Json& spec = j.at("attention_types");
+    const auto bad = [&] {
+      return Error(field("attention_types"), "expected [[[\"global\", \"local\"], n], ...], got " +
+                                                 spec.dump(), "a list of [pattern, repeats]");
+    };
+    if (!spec.is_array()) throw bad();
+    for (const Json& item : spec) {
+      if (!item.is_array() || item.size() != 2 || !item[0].is_array() ||
+          !item[1].is_number_integer())
+        throw bad();
+      const auto repeats = item[1].get<std::int64_t>();
+      if (repeats < 0 || repeats > 1'000'000) throw bad();
+      for (std::int64_t r = 0; r < repeats; ++r)
+        for (const Json& t : item[0]) {
+          if (!t.is_string()) throw bad();
+          types.push_back(t.get<std::string>());
+        }
+    }
+  }
+  if (alternates_windowed(types, "local", m.layers))
+    set_windowed(m, optional_int(j, {"window_size"}, 256));
+  return m;
+}
+
+// GPT-NeoX / Pythia: biases everywhere, untied head, partial rotary, LayerNorm.
+ModelSpec read_gpt_neox(const Json& j) {
+  ModelSpec m;
+  m.layers = require_int(j, {"num_hidden_layers"});
+  m.hidden = require_int(j, {"hidden_size"});
+  m.heads = require_int(j, {"num_attention_heads"});
+  m.kv_heads = m.heads;
+  m.head_dim = per_head(m.hidden, m.heads);
+  m.ffn_hidden = require_int(j, {"intermediate_size"});
+  m.vocab = require_int(j, {"vocab_size"});
+  m.max_context = require_int(j, {"max_position_embeddings"});
+  m.mlp = mlp_type(false, optional_string(j, {"hidden_act"}, "gelu"));
+  m.norm = NormType::layernorm;
+  m.position = PositionEmbedding::rope;
+  m.tied_embeddings = optional_bool(j, "tie_word_embeddings", false);
+  m.linear_bias = optional_bool(j, "attention_bias", true);
+  m.attention = AttentionKind::mha;
+  return m;
+}
+
+// OPT: learned positions (transformers keeps 2 extra offset rows, not counted), ReLU MLP counted
+// as the 2-matrix "gelu" MLP. OPT-350m's word_embed_proj_dim (512-wide embeddings with
+// project_in/out) is not representable: the embedding is counted at hidden_size.
+ModelSpec read_opt(const Json& j) {
+  ModelSpec m;
+  m.layers = require_int(j, {"num_hidden_layers"});
+  m.hidden = require_int(j, {"hidden_size"});
+  m.heads = require_int(j, {"num_attention_heads"});
+  m.kv_heads = m.heads;
+  m.head_dim = per_head(m.hidden, m.heads);
+  m.ffn_hidden = require_int(j, {"ffn_dim"});
+  m.vocab = require_int(j, {"vocab_size"});
+  m.max_context = require_int(j, {"max_position_embeddings"});
+  m.mlp = mlp_type(false, optional_string(j, {"activation_function"}, "relu"));
+  m.norm = NormType::layernorm;
+  m.position = PositionEmbedding::learned;
+  m.tied_embeddings = optional_bool(j, "tie_word_embeddings", true);
+  m.linear_bias = optional_bool(j, "enable_bias", true);
+  m.attention = AttentionKind::mha;
+  return m;
+}
+
+// BLOOM: ALiBi, a LayerNorm after the embedding, biases everywhere, 4h GELU MLP, tied head.
+// It has no position limit in its config; the training length is `seq_length` when present,
+// else 2048 (every BLOOM model was trained at 2048).
+ModelSpec read_bloom(const Json& j) {
+  ModelSpec m;
+  m.layers = require_int(j, {"n_layer", "num_hidden_layers"});
+  m.hidden = require_int(j, {"hidden_size", "n_embed"});
+  m.heads = require_int(j, {"n_head", "num_attention_heads"});
+  m.kv_heads = m.heads;
+  m.head_dim = per_head(m.hidden, m.heads);
+  m.ffn_hidden = times(m.hidden, 4);
+  m.vocab = require_int(j, {"vocab_size"});
+  m.max_context = optional_int(j, {"seq_length"}, 2048);
+  m.mlp = MlpType::gelu;
+  m.norm = NormType::layernorm;
+  m.position = PositionEmbedding::alibi;
+  m.tied_embeddings = optional_bool(j, "tie_word_embeddings", true);
+  m.linear_bias = true;
+  m.embedding_norm = true;
+  m.attention = AttentionKind::mha;
+  return m;
+}
+
+// Falcon: multi-query (7B) or grouped KV (new_decoder_architecture, 40B/180B), no biases by
+// default, rotary unless alibi, GELU 4h MLP, tied head. The parallel-attention block of 7B has
+// one LayerNorm, counted as two (hidden parameters per layer).
+ModelSpec read_falcon(const Json& j) {
+  ModelSpec m;
+  m.layers = require_int(j, {"num_hidden_layers", "n_layer"});
+  m.hidden = require_int(j, {"hidden_size"});
+  m.heads = require_int(j, {"num_attention_heads", "n_head"});
+  if (optional_bool(j, "new_decoder_architecture", false))
+    m.kv_heads = optional_int(j, {"num_kv_heads"}, m.heads);
+  else
+    m.kv_heads = optional_bool(j, "multi_query", true) ? 1 : m.heads;
+  m.head_dim = optional_int(j, {"head_dim"}, per_head(m.hidden, m.heads));
+  m.ffn_hidden = optional_int(j, {"ffn_hidden_size"}, times(m.hidden, 4));
+  m.vocab = require_int(j, {"vocab_size"});
+  m.max_context = optional_int(j, {"max_position_embeddings"}, 2048);  // FalconConfig default
+  m.mlp = mlp_type(false, optional_string(j, {"activation"}, "gelu"));
+  m.norm = NormType::layernorm;
+  m.position =
+      optional_bool(j, "alibi", false) ? PositionEmbedding::alibi : PositionEmbedding::rope;
+  m.tied_embeddings = optional_bool(j, "tie_word_embeddings", true);
+  m.linear_bias = optional_bool(j, "bias", false);
+  m.attention = plain_attention(m);
+  return m;
+}
+
+}  // namespace
+
+std::vector<std::string> supported_hf_architectures() {
+  std::vector<std::string> names;
+  for (const auto& a : kArchitectures)
+    if (a.listed) names.emplace_back(a.architecture);
+  return names;
+}
+
+ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& name) {
+  json_fields::require_object(config, kPath);
+  const Arch arch = resolve_architecture(config);
+  ModelSpec m;
+  switch (arch) {
+    case Arch::llama:
+    case Arch::mistral:
+    case Arch::qwen2:
+    case Arch::qwen3:
+    case Arch::gemma:
+    case Arch::phi3:
+    case Arch::nemotron: m = read_llama_family(config, arch); break;
+    case Arch::mixtral: m = read_mixtral(config); break;
+    case Arch::qwen2_moe:
+    case Arch::qwen3_moe: m = read_qwen_moe(config, arch); break;
+    case Arch::deepseek_v2:
+    case Arch::deepseek_v3: m = read_deepseek(config, arch); break;
+    case Arch::gpt_oss: m = read_gpt_oss(config); break;
+    case Arch::gpt2: m = read_gpt2(config); break;
+    case Arch::gpt_neo: m = read_gpt_neo(config); break;
+    case Arch::gpt_neox: m = read_gpt_neox(config); break;
+    case Arch::opt: m = read_opt(config); break;
+    case Arch::bloom: m = read_bloom(config); break;
+    case Arch::falcon: m = read_falcon(config); break;
+  }
+  m.name = name;
+  m.validate();
+  return m;
 }
 
 }  // namespace tessera

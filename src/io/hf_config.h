@@ -1,10 +1,28 @@
-// Hugging Face config.json -> ModelSpec for the common decoder-only architectures
-// (LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM,
-// Qwen2MoeForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM, ...). An architecture it does not
-// know is Error("model.architectures", ...) naming it and listing the supported ones.
+// Hugging Face config.json -> ModelSpec for the common decoder-only architectures.
+//
+// Supported `architectures` (or, when that list is absent, the matching `model_type`):
+//   LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM,
+//   Qwen2MoeForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, GemmaForCausalLM,
+//   Phi3ForCausalLM, NemotronForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM,
+//   GptOssForCausalLM, GPT2LMHeadModel, GPTNeoForCausalLM, GPTNeoXForCausalLM, OPTForCausalLM,
+//   BloomForCausalLM, FalconForCausalLM (and the older RWForCausalLM name).
+//
+// Errors (all tessera::Error):
+//   - an architecture it does not know: field "model.architectures", listing the supported ones;
+//   - a key that fixes the model's size missing or of the wrong type: the Hugging Face key,
+//     e.g. "model.hidden_size" (GPT-2's "model.n_embd");
+//   - zero, negative or inconsistent values: ModelSpec::validate() on the mapped field
+//     ("model.layers", "model.kv_heads", "model.moe.top_k", ...).
+// Keys with a neutral or documented default in transformers (tie_word_embeddings, biases,
+// num_key_value_heads, head_dim, GPT-2's n_inner, ...) take that architecture's default.
+//
+// What a ModelSpec cannot say is approximated and documented next to each architecture in
+// hf_config.cpp (e.g. OPT's ReLU MLP is counted as the 2-matrix "gelu" MLP, a sliding window
+// on every layer is treated as full attention).
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +30,10 @@
 
 namespace tessera {
 
+// `name` becomes ModelSpec::name. The result has passed ModelSpec::validate().
 ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& name);
+
+// The `architectures` names model_from_hf_config accepts, in the order listed above.
+std::vector<std::string> supported_hf_architectures();
 
 }  // namespace tessera
