@@ -1,4 +1,51 @@
+// tessera estimate --model M --cluster C --plan P [--json]: one iteration's time and memory.
+#include <fmt/core.h>
+
 #include "cli/subcommands.h"
+#include "cost/cost_model.h"
+#include "io/estimate_report.h"
+#include "io/gpu_catalog.h"
+#include "io/model_source.h"
+#include "io/plan_text.h"
+#include "io/schema.h"
+
 namespace tessera::cli {
-void register_estimate(CLI::App&, CommandRegistry&) {}
+
+namespace {
+// The built-in default: GPT-3 175B as Narayanan et al. (SC'21, Table 1) ran it on 1024 A100s.
+constexpr const char* kDefaultModel = "gpt3-175b";
+constexpr const char* kDefaultCluster = "a100-sxm-80gb:1024";
+constexpr const char* kDefaultPlan = "tp=8,pp=16,mb=1,gbs=1536,seq=2048,recompute=full,sp=0";
+}  // namespace
+
+void register_estimate(CLI::App& app, CommandRegistry& commands) {
+  auto* sub = app.add_subcommand("estimate", "Predict one training iteration's time and memory");
+  struct Options {
+    std::string model = kDefaultModel, cluster = kDefaultCluster, plan = kDefaultPlan;
+    bool json = false;
+  };
+  auto o = std::make_shared<Options>();
+  sub->add_option("--model", o->model, "Zoo name, Tessera model JSON or HF config.json")->capture_default_str();
+  sub->add_option("--cluster", o->cluster, "GPU:COUNT or a cluster JSON")->capture_default_str();
+  sub->add_option("--plan", o->plan, "key=value,... shorthand or a plan JSON")->capture_default_str();
+  sub->add_flag("--json", o->json, "Print one JSON document");
+  commands.add(sub, [o]() {
+    const ModelSpec model = load_model(o->model);
+    const Cluster cluster = load_cluster(o->cluster);
+    const PlanRequest request = load_plan(o->plan, model, cluster);
+    const Estimate e = estimate(model, cluster, request.plan, request.workload);
+    if (o->json) {
+      auto j = estimate_to_json(e);
+      j["schema_version"] = kSchemaVersion;
+      j["model"] = model.name;
+      j["cluster"] = {{"gpu", cluster.gpu.key}, {"gpus", cluster.gpus()}, {"gpus_per_node", cluster.gpus_per_node}};
+      j["plan"] = plan_to_json(request.plan, request.workload);
+      fmt::print("{}\n", j.dump(2));
+    } else {
+      fmt::print("{}", estimate_to_table(e, model, cluster, request.plan, request.workload));
+    }
+    return 0;
+  });
 }
+
+}  // namespace tessera::cli

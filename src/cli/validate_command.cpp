@@ -1,4 +1,71 @@
+// tessera validate FILE.csv [--json]: predicted vs measured for published runs.
+#include <fmt/core.h>
+
+#include <nlohmann/json.hpp>
+
 #include "cli/subcommands.h"
+#include "io/csv_table.h"
+#include "io/estimate_report.h"
+#include "io/json_fields.h"
+#include "io/schema.h"
+#include "io/validation.h"
+
 namespace tessera::cli {
-void register_validate(CLI::App&, CommandRegistry&) {}
+
+void register_validate(CLI::App& app, CommandRegistry& commands) {
+  auto* sub = app.add_subcommand("validate", "Compare predictions with published measured runs");
+  struct Options {
+    std::string file;
+    bool json = false;
+  };
+  auto o = std::make_shared<Options>();
+  sub->add_option("file", o->file, "Validation CSV (../shared/validation/README.md schema)")->required();
+  sub->add_flag("--json", o->json, "Print one JSON document");
+  commands.add(sub, [o]() {
+    const CsvTable table = parse_csv(json_fields::read_text_file(o->file, "file"), o->file);
+    const ValidationReport report = validate_runs(table);
+    const auto& s = report.summary;
+    if (o->json) {
+      nlohmann::json out = {{"schema_version", kSchemaVersion},
+                            {"rows", nlohmann::json::array()},
+                            {"skipped", nlohmann::json::array()}};
+      for (const auto& r : report.rows)
+        out["rows"].push_back({{"id", r.id},
+                               {"metric", r.metric},
+                               {"measured", r.measured},
+                               {"predicted", r.predicted},
+                               {"error_pct", r.error_pct},
+                               {"measured_time_s", r.measured_time_s},
+                               {"predicted_time_s", r.predicted_time_s},
+                               {"fits", r.fits},
+                               {"assumed", r.assumed},
+                               {"plan", r.plan},
+                               {"estimate", estimate_to_json(r.estimate)}});
+      for (const auto& k : report.skipped) out["skipped"].push_back({{"id", k.id}, {"reason", k.reason}});
+      out["summary"] = {{"n", s.n},
+                        {"median_abs_error_pct", s.median_abs_error_pct},
+                        {"p90_abs_error_pct", s.p90_abs_error_pct},
+                        {"max_abs_error_pct", s.max_abs_error_pct},
+                        {"mean_group_spearman", s.mean_group_spearman},
+                        {"spearman_groups", s.spearman_groups}};
+      fmt::print("{}\n", out.dump(2));
+      return 0;
+    }
+    fmt::print("{:<40} {:<24} {:>11} {:>11} {:>8}  {}\n", "id", "metric", "measured", "predicted", "error%", "assumed");
+    for (const auto& r : report.rows) {
+      std::string assumed;
+      for (const auto& [k, v] : r.assumed) assumed += (assumed.empty() ? "" : " ") + k + "=" + v;
+      fmt::print("{:<40} {:<24} {:>11.4g} {:>11.4g} {:>+8.1f}  {}\n", r.id, r.metric, r.measured, r.predicted,
+                 r.error_pct, assumed);
+    }
+    for (const auto& k : report.skipped) fmt::print("skipped {}: {}\n", k.id, k.reason);
+    fmt::print("\nrows modelled {} of {}; |error| median {:.1f}%  p90 {:.1f}%  max {:.1f}%\n", s.n,
+               s.n + report.skipped.size(), s.median_abs_error_pct, s.p90_abs_error_pct, s.max_abs_error_pct);
+    if (s.spearman_groups > 0)
+      fmt::print("mean Spearman rank correlation over {} groups of equal (model, GPUs, batch): {:.3f}\n",
+                 s.spearman_groups, s.mean_group_spearman);
+    return 0;
+  });
 }
+
+}  // namespace tessera::cli

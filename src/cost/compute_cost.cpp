@@ -7,12 +7,13 @@
 namespace tessera {
 
 namespace {
-double saturation(double d) { return d / (d + kGemmHalfEfficiencyDim); }
+double saturation(double d, double half) { return d / (d + half); }
 }  // namespace
 
 double gemm_efficiency(double m, double n, double k, const GpuSpec& gpu, bool fp8) {
   const double peak_fraction = fp8 ? gpu.fp8_gemm_efficiency : gpu.gemm_efficiency;
-  return peak_fraction * saturation(m) * saturation(n) * saturation(k);
+  const double half = gpu.gemm_half_dim;
+  return peak_fraction * saturation(m, half) * saturation(n, half) * saturation(k, half);
 }
 
 double gemm_time_s(double m, double n, double k, double count, const GpuSpec& gpu, bool fp8) {

@@ -2,21 +2,30 @@
 // its FLOPs, memory-bound kernels from bytes and HBM bandwidth.
 //
 // GEMM efficiency curve: eff = gemm_efficiency(GPU) * prod over (m, n, k) of d / (d + d_half),
-// d_half = 64. A Hockney-style half-performance length (Hockney 1991, "r_inf and n_1/2"): large
-// GEMMs run at the GPU's maximum achievable matmul rate, and each dimension below a few hundred
-// loses tiles to wave and tile quantisation (NVIDIA, "Matrix Multiplication Background User's
-// Guide", 2023). The GEMM is also bounded below by streaming its operands through HBM (roofline).
+// d_half = the GPU's gemm_half_dim. A Hockney-style half-performance length (Hockney 1991,
+// "r_inf and n_1/2"): very large GEMMs run at the GPU's sustained matmul rate, and each dimension
+// loses throughput to wave and tile quantisation as it shrinks; bigger tiles and more SMs (Hopper's
+// 128x256 wgmma tiles on 132 SMs) need bigger matrices to fill the GPU (NVIDIA, "Matrix
+// Multiplication Background User's Guide", 2023). The GEMM is also bounded below by streaming its
+// operands through HBM (roofline).
 #pragma once
 
 #include "hardware/gpu_spec.h"
 
 namespace tessera {
 
-// Dimension at which one GEMM dimension alone halves efficiency (see the header comment).
-inline constexpr double kGemmHalfEfficiencyDim = 64.0;
 // Fixed cost per kernel: launch latency plus tail of a partly filled last wave, ~4-5 us on
 // A100/H100 (NVIDIA Nsight Systems traces of back-to-back PyTorch kernels; CUDA launch latency).
 inline constexpr double kKernelOverheadS = 4.5e-6;
+
+// Host-side dispatch: eager PyTorch spends ~15-25 us of CPU per operator (dispatcher, autograd
+// recording, Python), so a layer whose GPU work is shorter than its operators' dispatch is
+// host-bound (Ansel et al. 2024, "PyTorch 2", §1 on eager overhead; vTrain, Bang et al. MICRO'24,
+// §3 on CPU-bound small micro-batches). A Megatron GPT layer forward issues ~40 operators; the
+// autograd backward about twice as many.
+inline constexpr double kHostOpDispatchS = 20e-6;
+inline constexpr double kHostOpsPerLayerForward = 40.0;
+inline constexpr double kHostBackwardOverForward = 2.0;
 
 // `count` identical GEMMs of (m x k) * (k x n).
 double gemm_time_s(double m, double n, double k, double count, const GpuSpec& gpu, bool fp8);

@@ -29,8 +29,11 @@ constexpr double kElementwiseBackwardOverForward = 2.0;
 // Non-fused attention: scores written, softmax read + written, dropout read + written + mask,
 // in 16-bit elements of the s x s matrix per head (Korthikanti §4.1 accounting).
 constexpr double kUnfusedSoftmaxBytesPerScore = 11.0;
-// Cross-entropy over fp32 logits: upcast, max, exp-sum, gradient (bytes per logit, fwd + bwd).
-constexpr double kLossBytesPerLogit = 16.0;
+// Cross-entropy over fp32 logits as Megatron-LM's vocab-parallel loss runs it in separate
+// PyTorch ops (core/tensor_parallel/cross_entropy.py, r0.8): transpose, upcast, max, subtract,
+// exp, sum, divide forward (~42 bytes per logit); softmax-minus-one-hot, scale, downcast,
+// transpose backward (~26 bytes).
+constexpr double kLossBytesPerLogit = 68.0;
 // FP8 GEMMs cast their 16-bit inputs: read 2 bytes, write 1 (Transformer Engine current scaling).
 constexpr double kFp8CastBytesPerElement = 3.0;
 // Elementwise/normalisation kernels per layer forward (norms, bias-dropout-add, activation,
@@ -142,8 +145,11 @@ LayerCost layer_cost(const Context& x, bool moe) {
                                  kElementwiseKernelsPerLayer * kKernelOverheadS;
   const double elementwise_bwd = kElementwiseBackwardOverForward * elementwise_fwd;
 
-  cost.fwd_s = gemm_fwd + attn_fwd + elementwise_fwd;
-  cost.bwd_s = kGemmBackwardOverForward * gemm_fwd + attn_bwd + elementwise_bwd;
+  // The GPU runs behind the host unless its work is shorter than the host's dispatch.
+  const double host_fwd = kHostOpsPerLayerForward * kHostOpDispatchS;
+  cost.fwd_s = std::max(gemm_fwd + attn_fwd + elementwise_fwd, host_fwd);
+  cost.bwd_s = std::max(kGemmBackwardOverForward * gemm_fwd + attn_bwd + elementwise_bwd,
+                        kHostBackwardOverForward * host_fwd);
   switch (x.p.recompute) {
     case Recompute::none: break;
     case Recompute::selective: cost.recompute_s = attn_fwd; break;
@@ -300,9 +306,13 @@ Estimate estimate(const ModelSpec& m, const Cluster& c, const Plan& p, const Wor
   // Megatron's scatter/gather optimisation, SC'21 §4.1) crosses each stage boundary both ways.
   double pp_comm_s = 0;
   if (pp > 1) {
-    const double p2p = p2p_time_s(kB16 * T * h / x.tp, x.pp_link);
+    const bool split = p.p2p_scatter_gather || p.sequence_parallel;
+    const double p2p = p2p_time_s(kB16 * T * h / (split ? x.tp : 1.0), x.pp_link);
     const double fill = 2.0 * static_cast<double>(pp - 1) * p2p;
-    const double steady = p.overlap_p2p ? 0.0 : 2.0 * static_cast<double>(p.vpp * microbatches) * p2p;
+    // Blocking p2p: a middle stage receives and sends once each way per micro-batch and chunk,
+    // serialised with its compute (DeepSpeed PipelineEngine's RecvActivation / SendActivation /
+    // RecvGrad / SendGrad instructions).
+    const double steady = p.overlap_p2p ? 0.0 : 4.0 * static_cast<double>(p.vpp * microbatches) * p2p;
     pp_comm_s = fill + steady;
   }
   const PipelineTimes pipe = pipeline_closed_form(sum_s, max_s, microbatches, p.vpp);
@@ -351,12 +361,16 @@ Estimate estimate(const ModelSpec& m, const Cluster& c, const Plan& p, const Wor
         // Every micro-batch gathers the weights before forward and again before backward and
         // reduce-scatters its gradients, prefetched under compute; the first layer's gather
         // cannot hide (Rajbhandari et al. 2020 §5; PyTorch FSDP, Zhao et al. 2023 §3.3).
-        const double per_mb = 2.0 * (all_gather_time_s(w16 * params.dense, dp_ranks, dp_link) +
+        // With full recompute the recomputed forward gathers the weights a third time.
+        const double gathers = p.recompute == Recompute::full ? 3.0 : 2.0;
+        const double per_mb = gathers * (all_gather_time_s(w16 * params.dense, dp_ranks, dp_link) +
                                      all_gather_time_s(w16 * params.expert, edp_ranks, edp_link)) +
                               reduce_scatter_time_s(g * params.dense, dp_ranks, dp_link) +
                               reduce_scatter_time_s(g * params.expert, edp_ranks, edp_link);
         const double layers = std::max<double>(1.0, static_cast<double>(split.physical_stage_layers(s, pp)));
-        const double exposed_per_mb = std::max(0.0, per_mb - sc.total()) + per_mb / layers;
+        const double exposed_per_mb = p.overlap_param_gather
+                                          ? std::max(0.0, per_mb - sc.total()) + per_mb / layers
+                                          : per_mb;
         return exposed_per_mb * static_cast<double>(microbatches);
       }
     }

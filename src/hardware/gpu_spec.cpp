@@ -22,6 +22,7 @@ void GpuSpec::validate() const {
   require_positive_real("gpu." + key + ".network_gbps_per_gpu", network_gbps_per_gpu, kMaxBandwidth);
   require_fraction("gpu." + key + ".gemm_efficiency", gemm_efficiency);
   require_fraction("gpu." + key + ".fp8_gemm_efficiency", fp8_gemm_efficiency);
+  require_positive_real("gpu." + key + ".gemm_half_dim", gemm_half_dim, 1e5);
   require_fraction("gpu." + key + ".attention_efficiency", attention_efficiency);
   require_fraction("gpu." + key + ".hbm_efficiency", hbm_efficiency);
   require_fraction("gpu." + key + ".nvlink_efficiency", nvlink_efficiency);

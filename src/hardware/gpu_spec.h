@@ -19,6 +19,7 @@ struct GpuSpec {
   // Physical efficiency constants, shared by every job on this GPU type (sources in gpus.json):
   double gemm_efficiency = 0;       // best sustained fraction of the 16-bit peak on large GEMMs
   double fp8_gemm_efficiency = 0;   // the same for FP8 GEMMs against the FP8 peak
+  double gemm_half_dim = 0;         // GEMM dimension at which that dimension alone halves efficiency
   double attention_efficiency = 0;  // fused (flash) attention's sustained fraction of the peak
   double hbm_efficiency = 0;        // sustained fraction of HBM bandwidth for streaming kernels
   double nvlink_efficiency = 0;     // NCCL bus bandwidth over one-direction link bandwidth

@@ -45,6 +45,9 @@ struct Plan {
   bool overlap_tp_comm = false;      // Megatron --tp-comm-overlap (opt-in, needs TE userbuffers)
   bool overlap_p2p = true;           // async send/recv between stages
   bool flash_attention = true;       // fused attention (no s x s scores in memory)
+  // Send 1/tp of each activation between stages and all-gather it over NVLink (SC'21 §4.1);
+  // sequence parallelism gives the same split. DeepSpeed's pipeline engine sends it whole.
+  bool p2p_scatter_gather = true;
   // Uneven split (Megatron --decoder-first/last-pipeline-num-layers); 0 = Megatron's default.
   std::int64_t first_stage_layers = 0;
   std::int64_t last_stage_layers = 0;

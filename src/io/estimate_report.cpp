@@ -1,0 +1,82 @@
+#include "io/estimate_report.h"
+
+#include <fmt/core.h>
+
+#include "core/units.h"
+#include "io/plan_text.h"
+#include "model/parameter_count.h"
+
+namespace tessera {
+
+nlohmann::json estimate_to_json(const Estimate& e) {
+  const auto gib = [](double bytes) { return bytes / units::kGiB; };
+  return {
+      {"iteration_time_s", e.iteration_time_s},
+      {"tokens_per_s", e.tokens_per_s},
+      {"mfu", e.mfu},
+      {"hfu", e.hfu},
+      {"model_tflops_per_gpu", e.model_tflops_per_gpu},
+      {"hardware_tflops_per_gpu", e.hardware_tflops_per_gpu},
+      {"model_flops", e.model_flops},
+      {"hardware_flops", e.hardware_flops},
+      {"peak_memory_gib", gib(e.peak_memory_bytes)},
+      {"usable_memory_gib", gib(e.usable_memory_bytes)},
+      {"fits", e.fits},
+      {"breakdown",
+       {{"compute_s", e.time.compute_s},
+        {"recompute_s", e.time.recompute_s},
+        {"tp_comm_s", e.time.tp_comm_s},
+        {"cp_comm_s", e.time.cp_comm_s},
+        {"ep_comm_s", e.time.ep_comm_s},
+        {"pp_comm_s", e.time.pp_comm_s},
+        {"bubble_s", e.time.bubble_s},
+        {"dp_comm_s", e.time.dp_comm_s},
+        {"optimizer_s", e.time.optimizer_s}}},
+      {"memory",
+       {{"stage", e.peak_memory_stage},
+        {"weights_gib", gib(e.memory.weights_bytes)},
+        {"gradients_gib", gib(e.memory.gradients_bytes)},
+        {"optimizer_gib", gib(e.memory.optimizer_bytes)},
+        {"activations_gib", gib(e.memory.activations_bytes)},
+        {"logits_gib", gib(e.memory.logits_bytes)},
+        {"buffers_gib", gib(e.memory.buffers_bytes)},
+        {"framework_gib", gib(e.memory.framework_bytes)}}},
+  };
+}
+
+std::string estimate_to_table(const Estimate& e, const ModelSpec& m, const Cluster& c,
+                              const Plan& p, const Workload& w) {
+  std::string out;
+  const auto gib = [](double bytes) { return bytes / units::kGiB; };
+  const double t = e.iteration_time_s;
+  const auto pct = [t](double part) { return t > 0 ? 100.0 * part / t : 0.0; };
+  out += fmt::format("model    {} ({:.1f}B params)\n", m.name, count_parameters(m).total() / 1e9);
+  out += fmt::format("cluster  {} x {} ({} nodes x {})\n", c.gpus(), c.gpu.key, c.nodes, c.gpus_per_node);
+  out += fmt::format("plan     {}\n\n", plan_to_shorthand(p, w));
+  out += fmt::format("iteration time   {:10.3f} s\n", t);
+  out += fmt::format("tokens/s         {:10.0f}   ({:.0f} per GPU)\n", e.tokens_per_s,
+                     e.tokens_per_s / static_cast<double>(c.gpus()));
+  out += fmt::format("model TFLOP/s    {:10.1f}   per GPU   MFU {:5.1f}%\n", e.model_tflops_per_gpu, 100 * e.mfu);
+  out += fmt::format("hardware TFLOP/s {:10.1f}   per GPU   HFU {:5.1f}%\n\n", e.hardware_tflops_per_gpu, 100 * e.hfu);
+  out += "time breakdown (critical path)\n";
+  const std::pair<const char*, double> rows[] = {
+      {"compute", e.time.compute_s},      {"  of which recompute", e.time.recompute_s},
+      {"tensor-parallel comm", e.time.tp_comm_s}, {"context-parallel comm", e.time.cp_comm_s},
+      {"expert-parallel comm", e.time.ep_comm_s}, {"pipeline p2p", e.time.pp_comm_s},
+      {"pipeline bubble", e.time.bubble_s},       {"data-parallel comm", e.time.dp_comm_s},
+      {"optimizer step", e.time.optimizer_s}};
+  for (const auto& [name, value] : rows)
+    out += fmt::format("  {:<24}{:10.3f} s {:6.1f}%\n", name, value, pct(value));
+  out += fmt::format("\nmemory per GPU (peak stage {})   {:.1f} GiB of {:.1f} usable: {}\n",
+                     e.peak_memory_stage, gib(e.peak_memory_bytes), gib(e.usable_memory_bytes),
+                     e.fits ? "fits" : "DOES NOT FIT");
+  const std::pair<const char*, double> mem[] = {
+      {"weights", e.memory.weights_bytes},         {"gradients", e.memory.gradients_bytes},
+      {"optimizer state", e.memory.optimizer_bytes}, {"activations", e.memory.activations_bytes},
+      {"logits", e.memory.logits_bytes},           {"buffers", e.memory.buffers_bytes},
+      {"framework", e.memory.framework_bytes}};
+  for (const auto& [name, value] : mem) out += fmt::format("  {:<24}{:10.2f} GiB\n", name, gib(value));
+  return out;
+}
+
+}  // namespace tessera

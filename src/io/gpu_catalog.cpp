@@ -1,0 +1,124 @@
+#include "io/gpu_catalog.h"
+
+#include <charconv>
+#include <filesystem>
+
+#include "core/error.h"
+#include "io/builtin_data.h"
+#include "io/json_fields.h"
+
+namespace tessera {
+
+using namespace json_fields;
+
+namespace {
+
+GpuSpec gpu_from_json(const nlohmann::json& j, const std::string& path) {
+  require_object(j, path);
+  GpuSpec g;
+  g.key = get_string(j, "key", path);
+  const std::string p = path + "." + g.key;
+  g.name = get_string_or(j, "name", p, g.key);
+  g.bf16_tflops = get_number(j, "bf16_tflops", p);
+  g.fp8_tflops = get_number_or(j, "fp8_tflops", p, 0.0);
+  g.hbm_gib = get_number(j, "hbm_gib", p);
+  g.hbm_tbps = get_number(j, "hbm_tbps", p);
+  g.nvlink_gbps = get_number(j, "nvlink_gbps", p);
+  g.gpus_per_node = static_cast<int>(get_int(j, "gpus_per_node", p));
+  g.network_gbps_per_gpu = get_number(j, "network_gbps_per_gpu", p);
+  g.gemm_efficiency = get_number(j, "gemm_efficiency", p);
+  g.fp8_gemm_efficiency = get_number(j, "fp8_gemm_efficiency", p);
+  g.gemm_half_dim = get_number(j, "gemm_half_dim", p);
+  g.attention_efficiency = get_number(j, "attention_efficiency", p);
+  g.hbm_efficiency = get_number(j, "hbm_efficiency", p);
+  g.nvlink_efficiency = get_number(j, "nvlink_efficiency", p);
+  g.network_efficiency = get_number(j, "network_efficiency", p);
+  g.usable_memory_gib = get_number(j, "usable_memory_gib", p);
+  g.validate();
+  return g;
+}
+
+std::string catalog_keys() {
+  std::string list;
+  for (const auto& g : gpu_catalog()) list += (list.empty() ? "" : ", ") + g.key;
+  return list;
+}
+
+std::int64_t parse_count(const std::string& text, const std::string& field) {
+  std::int64_t value = 0;
+  const auto* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end)
+    throw Error(field, "'" + text + "' is not a whole number", "a positive integer");
+  return value;
+}
+
+}  // namespace
+
+const std::vector<GpuSpec>& gpu_catalog() {
+  static const std::vector<GpuSpec> catalog = [] {
+    const auto* file = find_builtin_file("gpus.json");
+    if (file == nullptr) throw Error("gpus.json", "missing from the build", "data/gpus.json");
+    const auto j = parse(std::string(file->text), "gpus.json");
+    std::vector<GpuSpec> out;
+    for (const auto& g : j.at("gpus")) out.push_back(gpu_from_json(g, "gpus"));
+    return out;
+  }();
+  return catalog;
+}
+
+const GpuSpec& find_gpu(const std::string& key) {
+  for (const auto& g : gpu_catalog())
+    if (g.key == key) return g;
+  throw Error("gpu", "unknown GPU '" + key + "'", catalog_keys());
+}
+
+nlohmann::json gpu_to_json(const GpuSpec& g) {
+  return {{"key", g.key},
+          {"name", g.name},
+          {"bf16_tflops", g.bf16_tflops},
+          {"fp8_tflops", g.fp8_tflops},
+          {"hbm_gib", g.hbm_gib},
+          {"hbm_tbps", g.hbm_tbps},
+          {"nvlink_gbps", g.nvlink_gbps},
+          {"gpus_per_node", g.gpus_per_node},
+          {"network_gbps_per_gpu", g.network_gbps_per_gpu},
+          {"gemm_efficiency", g.gemm_efficiency},
+          {"fp8_gemm_efficiency", g.fp8_gemm_efficiency},
+          {"gemm_half_dim", g.gemm_half_dim},
+          {"attention_efficiency", g.attention_efficiency},
+          {"hbm_efficiency", g.hbm_efficiency},
+          {"nvlink_efficiency", g.nvlink_efficiency},
+          {"network_efficiency", g.network_efficiency},
+          {"usable_memory_gib", g.usable_memory_gib}};
+}
+
+Cluster cluster_from_json(const nlohmann::json& j) {
+  const std::string path = "cluster";
+  require_object(j, path);
+  reject_unknown_keys(j, path, {"name", "gpu", "gpus", "nodes", "gpus_per_node",
+                                "network_gbps_per_gpu", "nvlink_gbps", "notes"});
+  GpuSpec gpu = find_gpu(get_string(j, "gpu", path));
+  if (has(j, "nvlink_gbps")) gpu.nvlink_gbps = get_number(j, "nvlink_gbps", path);
+  const std::int64_t per_node = get_int_or(j, "gpus_per_node", path, gpu.gpus_per_node);
+  if (has(j, "gpus") == has(j, "nodes"))
+    throw Error("cluster.gpus", "give exactly one of gpus and nodes", "gpus: N or nodes: N");
+  const std::int64_t count = has(j, "gpus") ? get_int(j, "gpus", path) : get_int(j, "nodes", path) * per_node;
+  const double network = get_number_or(j, "network_gbps_per_gpu", path, 0.0);
+  if (has(j, "network_gbps_per_gpu") && network <= 0)
+    throw Error("cluster.network_gbps_per_gpu", "must be positive", "a number > 0 (Gbit/s)");
+  return make_cluster(gpu, count, per_node, network);
+}
+
+Cluster load_cluster(const std::string& text) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(text, ec)) return cluster_from_json(parse_file(text, "cluster"));
+  const auto colon = text.find(':');
+  if (colon == std::string::npos)
+    throw Error("cluster", "'" + text + "' is neither GPU:COUNT nor a file",
+                "GPU:COUNT with GPU one of " + catalog_keys() + ", or a cluster JSON path");
+  const GpuSpec& gpu = find_gpu(text.substr(0, colon));
+  return make_cluster(gpu, parse_count(text.substr(colon + 1), "cluster.gpus"));
+}
+
+}  // namespace tessera

@@ -1,0 +1,171 @@
+#include "io/plan_text.h"
+
+#include <charconv>
+#include <filesystem>
+#include <map>
+
+#include <fmt/core.h>
+
+#include "core/error.h"
+#include "io/json_fields.h"
+
+namespace tessera {
+
+namespace {
+
+constexpr const char* kKeys =
+    "tp, pp, dp, cp, ep, vpp, mb, gbs, seq, recompute, sp, zero, precision, overlap_grad, "
+    "overlap_param, overlap_tp, overlap_p2p, p2p_sg, flash, first_stage_layers, last_stage_layers";
+
+std::int64_t to_int(const std::string& key, const std::string& text) {
+  std::int64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec == std::errc::result_out_of_range)
+    throw Error(key, "'" + text + "' is out of range", "an integer from 1 to 10^12");
+  if (ec != std::errc() || ptr != end || text.empty())
+    throw Error(key, "'" + text + "' is not an integer", "an integer");
+  return value;
+}
+
+bool to_bool(const std::string& key, const std::string& text) {
+  if (text == "1" || text == "true" || text == "yes" || text == "on") return true;
+  if (text == "0" || text == "false" || text == "no" || text == "off") return false;
+  throw Error(key, "'" + text + "' is not a switch", "1, 0, true, false, yes, no, on, off");
+}
+
+// Fills a plan from key -> text pairs (shorthand or JSON values rendered as text).
+PlanRequest build(const std::map<std::string, std::string>& kv, const ModelSpec& model,
+                  const Cluster& cluster) {
+  PlanRequest r;
+  Plan& p = r.plan;
+  bool dp_given = false, sp_given = false, gbs_given = false;
+  for (const auto& [key, value] : kv) {
+    if (key == "tp") p.tp = to_int(key, value);
+    else if (key == "pp") p.pp = to_int(key, value);
+    else if (key == "dp") { p.dp = to_int(key, value); dp_given = true; }
+    else if (key == "cp") p.cp = to_int(key, value);
+    else if (key == "ep") p.ep = to_int(key, value);
+    else if (key == "vpp") p.vpp = to_int(key, value);
+    else if (key == "mb") p.micro_batch = to_int(key, value);
+    else if (key == "gbs") { r.workload.global_batch = to_int(key, value); gbs_given = true; }
+    else if (key == "seq") r.workload.seq_len = to_int(key, value);
+    else if (key == "recompute") p.recompute = parse_recompute(value);
+    else if (key == "sp") { p.sequence_parallel = to_bool(key, value); sp_given = true; }
+    else if (key == "zero") p.zero = parse_optimizer_sharding(value);
+    else if (key == "precision") p.precision = parse_precision(value);
+    else if (key == "overlap_grad") p.overlap_grad_reduce = to_bool(key, value);
+    else if (key == "overlap_param") p.overlap_param_gather = to_bool(key, value);
+    else if (key == "overlap_tp") p.overlap_tp_comm = to_bool(key, value);
+    else if (key == "overlap_p2p") p.overlap_p2p = to_bool(key, value);
+    else if (key == "flash") p.flash_attention = to_bool(key, value);
+    else if (key == "p2p_sg") p.p2p_scatter_gather = to_bool(key, value);
+    else if (key == "first_stage_layers") p.first_stage_layers = to_int(key, value);
+    else if (key == "last_stage_layers") p.last_stage_layers = to_int(key, value);
+    else throw Error("plan." + key, "unknown key", kKeys);
+  }
+  if (!gbs_given) throw Error("gbs", "missing from the plan", "gbs=N (sequences per optimizer step)");
+  if (r.workload.seq_len == 0 && kv.count("seq") == 0) r.workload.seq_len = model.max_context;
+  if (!sp_given) p.sequence_parallel = p.tp > 1;
+  // Degrees must be positive before deriving dp from them.
+  for (const auto& [name, v] : {std::pair{"tp", p.tp}, {"pp", p.pp}, {"cp", p.cp}})
+    if (v < 1) throw Error(name, "got " + std::to_string(v), "an integer from 1");
+  if (!dp_given) {
+    const std::int64_t inner = p.tp * p.pp * p.cp;
+    if (cluster.gpus() % inner != 0)
+      throw Error("dp", "tp*pp*cp = " + std::to_string(inner) + " does not divide the " +
+                            std::to_string(cluster.gpus()) + " GPUs",
+                  "tp, pp, cp whose product divides " + std::to_string(cluster.gpus()));
+    p.dp = cluster.gpus() / inner;
+  }
+  validate_plan(p, model, cluster, r.workload);
+  return r;
+}
+
+std::string json_value_text(const std::string& key, const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
+  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+  throw Error("plan." + key, "expected an integer, string or boolean, got " + v.dump(), kKeys);
+}
+
+}  // namespace
+
+PlanRequest plan_from_json(const nlohmann::json& j, const ModelSpec& model, const Cluster& cluster) {
+  json_fields::require_object(j, "plan");
+  std::map<std::string, std::string> kv;
+  for (const auto& item : j.items()) {
+    if (item.key() == "schema_version" || item.key() == "notes") continue;
+    kv[item.key()] = json_value_text(item.key(), item.value());
+  }
+  return build(kv, model, cluster);
+}
+
+PlanRequest load_plan(const std::string& text, const ModelSpec& model, const Cluster& cluster) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(text, ec)) {
+    auto j = json_fields::parse_file(text, "plan");
+    // A plan file written by `tessera plan --emit json` nests the plan under "plan".
+    if (j.is_object() && j.contains("plan") && j.at("plan").is_object()) j = j.at("plan");
+    return plan_from_json(j, model, cluster);
+  }
+  std::map<std::string, std::string> kv;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!item.empty()) {
+      const auto eq = item.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw Error("plan", "'" + item + "' is not key=value", std::string("key=value pairs with keys ") + kKeys);
+      const std::string key = item.substr(0, eq);
+      if (kv.count(key)) throw Error("plan." + key, "given twice", "each key once");
+      kv[key] = item.substr(eq + 1);
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return build(kv, model, cluster);
+}
+
+nlohmann::json plan_to_json(const Plan& p, const Workload& w) {
+  return {{"tp", p.tp},
+          {"pp", p.pp},
+          {"dp", p.dp},
+          {"cp", p.cp},
+          {"ep", p.ep},
+          {"vpp", p.vpp},
+          {"mb", p.micro_batch},
+          {"gbs", w.global_batch},
+          {"seq", w.seq_len},
+          {"recompute", to_string(p.recompute)},
+          {"sp", p.sequence_parallel},
+          {"zero", to_string(p.zero)},
+          {"precision", to_string(p.precision)},
+          {"overlap_grad", p.overlap_grad_reduce},
+          {"overlap_param", p.overlap_param_gather},
+          {"overlap_tp", p.overlap_tp_comm},
+          {"overlap_p2p", p.overlap_p2p},
+          {"flash", p.flash_attention},
+          {"p2p_sg", p.p2p_scatter_gather},
+          {"first_stage_layers", p.first_stage_layers},
+          {"last_stage_layers", p.last_stage_layers}};
+}
+
+std::string plan_to_shorthand(const Plan& p, const Workload& w) {
+  std::string s = fmt::format("tp={},pp={},dp={},cp={},ep={},vpp={},mb={},gbs={},seq={},recompute={},sp={},zero={},precision={}",
+                              p.tp, p.pp, p.dp, p.cp, p.ep, p.vpp, p.micro_batch, w.global_batch,
+                              w.seq_len, to_string(p.recompute), p.sequence_parallel ? 1 : 0,
+                              to_string(p.zero), to_string(p.precision));
+  if (!p.flash_attention) s += ",flash=0";
+  if (!p.overlap_grad_reduce) s += ",overlap_grad=0";
+  if (!p.overlap_param_gather) s += ",overlap_param=0";
+  if (p.overlap_tp_comm) s += ",overlap_tp=1";
+  if (!p.overlap_p2p) s += ",overlap_p2p=0";
+  if (!p.p2p_scatter_gather) s += ",p2p_sg=0";
+  if (p.first_stage_layers) s += fmt::format(",first_stage_layers={}", p.first_stage_layers);
+  if (p.last_stage_layers) s += fmt::format(",last_stage_layers={}", p.last_stage_layers);
+  return s;
+}
+
+}  // namespace tessera

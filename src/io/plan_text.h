@@ -1,0 +1,29 @@
+// The --plan argument: shorthand "tp=8,pp=8,mb=1,gbs=1536,seq=2048,recompute=full,sp=1,zero=1"
+// or a JSON file with the same keys ({"tp": 8, "recompute": "full", ...}). Missing keys take
+// their defaults: dp from the GPU count, cp = ep = vpp = mb = 1, recompute none, zero none,
+// sp on when tp > 1, bf16, overlaps on (TP overlap off), seq = the model's context. gbs is required.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "hardware/cluster.h"
+#include "model/model_spec.h"
+#include "plan/plan.h"
+
+namespace tessera {
+
+struct PlanRequest {
+  Plan plan;
+  Workload workload;
+};
+
+// Parses and validates against the model and cluster (validate_plan); errors name the key.
+PlanRequest load_plan(const std::string& shorthand_or_path, const ModelSpec& model,
+                      const Cluster& cluster);
+PlanRequest plan_from_json(const nlohmann::json& j, const ModelSpec& model, const Cluster& cluster);
+nlohmann::json plan_to_json(const Plan& plan, const Workload& workload);
+std::string plan_to_shorthand(const Plan& plan, const Workload& workload);
+
+}  // namespace tessera

@@ -1,0 +1,341 @@
+#include "io/validation.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include <fmt/core.h>
+
+#include "core/error.h"
+#include "cost/cost_model.h"
+#include "io/gpu_catalog.h"
+#include "io/plan_text.h"
+
+namespace tessera {
+
+namespace {
+
+// Metric conversions, validation README §2.
+double sc21_flops(double B, double s, double l, double h, double V) {
+  return 96.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
+}
+
+struct Row {
+  const CsvTable& table;
+  const std::vector<std::string>& cells;
+  std::string get(const char* name) const {
+    const int c = table.column(name);
+    if (c < 0) throw Error(std::string("csv.") + name, "column missing", "the validation README §1 columns");
+    return cells[static_cast<std::size_t>(c)];
+  }
+  bool empty(const char* name) const { return get(name).empty(); }
+  std::int64_t integer(const char* name) const {
+    const std::string text = get(name);
+    std::int64_t v = 0;
+    const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || p != text.data() + text.size())
+      throw Error(std::string("csv.") + name, "'" + text + "' is not an integer", "an integer");
+    return v;
+  }
+  std::int64_t integer_or(const char* name, std::int64_t fallback) const {
+    return empty(name) ? fallback : integer(name);
+  }
+  double number(const char* name) const {
+    const std::string text = get(name);
+    try {
+      std::size_t used = 0;
+      const double v = std::stod(text, &used);
+      if (used == text.size() && std::isfinite(v)) return v;
+    } catch (const std::exception&) {
+    }
+    throw Error(std::string("csv.") + name, "'" + text + "' is not a number", "a number");
+  }
+};
+
+// The sliding window GPT-OSS uses on its local layers (model card); the schema has no column.
+constexpr std::int64_t kAssumedSlidingWindow = 128;
+
+ModelSpec row_model(const Row& r, std::map<std::string, std::string>& assumed) {
+  ModelSpec m;
+  m.name = r.get("model_name");
+  m.layers = r.integer("n_layers");
+  m.hidden = r.integer("hidden");
+  m.ffn_hidden = r.integer_or("ffn_hidden", 0);
+  m.heads = r.integer("n_heads");
+  m.kv_heads = r.integer("n_kv_heads");
+  m.head_dim = r.integer_or("head_dim", m.heads > 0 ? m.hidden / m.heads : 0);
+  m.vocab = r.integer("vocab");
+  m.max_context = r.integer("seq_len");
+  m.mlp = parse_mlp_type(r.get("mlp"));
+  m.attention = parse_attention_kind(r.get("attention"));
+  const bool gpt_style = m.mlp == MlpType::gelu;
+  m.norm = gpt_style ? NormType::layernorm : NormType::rmsnorm;
+  m.linear_bias = gpt_style;
+  m.position = gpt_style ? PositionEmbedding::learned : PositionEmbedding::rope;
+  m.tied_embeddings = false;
+  const std::int64_t experts = r.integer_or("n_experts", 0);
+  if (experts > 1) {
+    m.moe.experts = experts;
+    m.moe.top_k = r.integer("top_k");
+    m.moe.expert_ffn_hidden = r.integer("moe_ffn_hidden");
+    m.moe.shared_experts = r.integer_or("n_shared_experts", 0);
+    m.moe.dense_layers = r.integer_or("n_dense_layers", 0);
+  }
+  if (m.attention == AttentionKind::mla) {
+    m.attention = AttentionKind::mha;
+    assumed["attention"] = "mla approximated as mha with kv_heads = heads and the row's head_dim";
+  }
+  if (m.attention == AttentionKind::gqa_swa) {
+    m.sliding_window = kAssumedSlidingWindow;
+    assumed["sliding_window"] = std::to_string(kAssumedSlidingWindow) + " on every other layer (GPT-OSS)";
+  }
+  m.validate();
+  return m;
+}
+
+std::vector<std::int64_t> divisors_up_to(std::int64_t n, std::int64_t limit) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t d = 1; d <= std::min(n, limit); ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+constexpr std::int64_t kMaxAssumedMicroBatch = 16;
+constexpr std::int64_t kMaxAssumedVpp = 24;
+
+ValidationResult validate_row(const Row& r) {
+  ValidationResult out;
+  out.id = r.get("id");
+  out.model_name = r.get("model_name");
+  out.metric = r.get("measured_metric");
+  out.measured = r.number("measured_value");
+  const ModelSpec model = row_model(r, out.assumed);
+  const GpuSpec& gpu = find_gpu(r.get("gpu"));
+  const std::int64_t n = r.integer("n_gpus");
+  out.n_gpus = n;
+  const double nic = r.empty("inter_node_gbps") ? 0.0 : r.number("inter_node_gbps");
+  if (nic == 0.0) out.assumed["inter_node_gbps"] = fmt::format("{} (catalog default)", gpu.network_gbps_per_gpu);
+  const Cluster cluster = make_cluster(gpu, n, r.integer("gpus_per_node"), nic);
+
+  Workload w;
+  w.global_batch = r.integer("global_batch");
+  w.seq_len = r.integer("seq_len");
+  out.global_batch = w.global_batch;
+  Plan base;
+  base.tp = r.integer("tp");
+  base.pp = r.integer("pp");
+  base.dp = r.integer("dp");
+  base.cp = r.integer("cp");
+  base.ep = r.integer_or("ep", 1);
+  base.precision = parse_precision(r.get("precision"));
+  // The schema has no attention-kernel column. FlashAttention (Dao et al., arXiv 2205.14135,
+  // 2022) reached Megatron-LM and DeepSpeed as an option in 2023 and became the default with
+  // Transformer Engine on Hopper; the Ampere runs on record (2021-2023 Megatron-LM, DeepSpeed,
+  // Megatron-DeepSpeed) used the fused-softmax kernel that materialises the s x s scores.
+  base.flash_attention = gpu.key.rfind("a100", 0) != 0;
+  if (!base.flash_attention) out.assumed["attention_kernel"] = "unfused softmax (Ampere-era run)";
+  // DeepSpeed's engines (2021-2022: BLOOM, MT-NLG, ZeRO-3) issue pipeline send/recv as blocking
+  // calls with whole activations, reduce gradients after the pipeline flush and gather ZeRO-3
+  // weights on the compute stream (DeepSpeed PipelineEngine, stage3). The schema has no engine
+  // column; the notes name it.
+  if (r.get("notes").find("DeepSpeed") != std::string::npos) {
+    base.overlap_p2p = false;
+    base.p2p_scatter_gather = false;
+    base.overlap_grad_reduce = false;
+    base.overlap_param_gather = false;
+    out.assumed["engine"] = "DeepSpeed (blocking p2p, no overlap of gradient reduce or ZeRO-3 gathers)";
+  }
+
+  // Candidate values for every unknown knob.
+  const std::int64_t per_rank = w.global_batch / std::max<std::int64_t>(1, base.dp);
+  const std::vector<std::int64_t> mbs =
+      r.empty("micro_batch") ? divisors_up_to(per_rank, kMaxAssumedMicroBatch)
+                             : std::vector<std::int64_t>{r.integer("micro_batch")};
+  std::vector<std::int64_t> vpps;
+  if (!r.empty("vpp")) {
+    vpps = {r.integer("vpp")};
+  } else {
+    // Interleaving with Megatron's uneven split where pp * vpp does not divide the layers.
+    vpps = {1};
+    for (std::int64_t v = 2; v <= kMaxAssumedVpp && base.pp > 1 && base.pp * v <= model.layers; ++v)
+      vpps.push_back(v);
+  }
+  std::vector<Recompute> recomputes;
+  if (r.empty("recompute")) recomputes = {Recompute::none, Recompute::selective, Recompute::full};
+  else recomputes = {parse_recompute(r.get("recompute"))};
+  std::vector<bool> sps;
+  if (base.tp == 1) sps = {false};
+  else if (r.empty("sequence_parallel")) sps = {false, true};
+  else sps = {r.get("sequence_parallel") == "yes"};
+  std::vector<OptimizerSharding> zeros;
+  if (r.empty("dist_optimizer")) zeros = {OptimizerSharding::none, OptimizerSharding::zero1};
+  else zeros = {parse_optimizer_sharding(r.get("dist_optimizer"))};
+
+  bool found = false, found_fits = false;
+  Plan best_plan;
+  Estimate best;
+  for (auto mb : mbs)
+    for (auto v : vpps)
+      for (auto rc : recomputes)
+        for (bool sp : sps)
+          for (auto z : zeros) {
+            Plan p = base;
+            p.micro_batch = mb;
+            p.vpp = v;
+            p.recompute = rc;
+            p.sequence_parallel = sp;
+            p.zero = z;
+            try {
+              validate_plan(p, model, cluster, w);
+            } catch (const Error&) {
+              continue;
+            }
+            const Estimate e = estimate(model, cluster, p, w);
+            const bool better = !found || (e.fits && !found_fits) ||
+                                (e.fits == found_fits && e.iteration_time_s < best.iteration_time_s);
+            if (better) {
+              found = true;
+              found_fits = found_fits || e.fits;
+              best = e;
+              best_plan = p;
+            }
+          }
+  if (!found) {
+    // Re-validate the plain row to surface the reason.
+    Plan p = base;
+    p.micro_batch = mbs.empty() ? 1 : mbs.front();
+    validate_plan(p, model, cluster, w);
+    throw Error("plan", "no valid value for the unknown knobs", "");
+  }
+  if (r.empty("micro_batch")) out.assumed["micro_batch"] = std::to_string(best_plan.micro_batch);
+  if (r.empty("vpp")) out.assumed["vpp"] = std::to_string(best_plan.vpp);
+  if (r.empty("recompute")) out.assumed["recompute"] = to_string(best_plan.recompute);
+  if (r.empty("sequence_parallel") && base.tp > 1) out.assumed["sequence_parallel"] = best_plan.sequence_parallel ? "yes" : "no";
+  if (r.empty("dist_optimizer")) out.assumed["dist_optimizer"] = to_string(best_plan.zero);
+  if (!found_fits) out.assumed["memory"] = "no candidate fits in memory; the fastest was taken";
+  out.fits = best.fits;
+  out.plan = plan_to_shorthand(best_plan, w);
+  out.estimate = best;
+
+  const double T = best.iteration_time_s;
+  const double B = static_cast<double>(w.global_batch), s = static_cast<double>(w.seq_len);
+  const double nd = static_cast<double>(n);
+  double measured_T = 0;
+  if (out.metric == "iter_time_s") {
+    measured_T = out.measured;
+    out.predicted = T;
+  } else if (out.metric == "tflops_per_gpu_megatron") {
+    const double F = sc21_flops(B, s, static_cast<double>(model.layers), static_cast<double>(model.hidden),
+                                static_cast<double>(model.vocab));
+    measured_T = F / (out.measured * 1e12 * nd);
+    out.predicted = F / (T * nd) / 1e12;
+  } else if (out.metric == "mfu_pct") {
+    // Megatron-Core model FLOPs (README §2.3) with the row's fields.
+    const double l = static_cast<double>(model.layers), h = static_cast<double>(model.hidden);
+    const double a = static_cast<double>(model.heads), g = static_cast<double>(model.kv_heads);
+    const double d = static_cast<double>(model.head_dim), V = static_cast<double>(model.vocab);
+    const bool moe = model.is_moe();
+    const double f = moe ? static_cast<double>(model.moe.expert_ffn_hidden) : static_cast<double>(model.ffn_hidden);
+    const double k = moe ? static_cast<double>(model.moe.top_k) : 1.0;
+    const double mlp_factor = model.mlp == MlpType::swiglu ? 1.5 : 1.0;
+    const double F = 12.0 * B * s * l * h * h *
+                     ((1.0 + g / a + s / h) * (a * d / h) + (f / h) * k * mlp_factor + V / (2.0 * l * h));
+    const double P = gpu.peak_flops(parse_precision(r.get("precision")) == Precision::fp8);
+    measured_T = F / (out.measured / 100.0 * nd * P);
+    out.predicted = 100.0 * F / (T * nd * P);
+  } else if (out.metric == "tokens_per_s_per_gpu") {
+    measured_T = B * s / (out.measured * nd);
+    out.predicted = B * s / (T * nd);
+  } else {
+    throw Error("csv.measured_metric", "unknown metric '" + out.metric + "'",
+                "iter_time_s, tflops_per_gpu_megatron, mfu_pct, tokens_per_s_per_gpu");
+  }
+  out.measured_time_s = measured_T;
+  out.predicted_time_s = T;
+  out.error_pct = 100.0 * (out.predicted - out.measured) / out.measured;
+  return out;
+}
+
+}  // namespace
+
+double percentile(std::vector<double> values, double q) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const double pos = q / 100.0 * static_cast<double>(values.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = std::min(lo + 1, values.size() - 1);
+  return values[lo] + (pos - static_cast<double>(lo)) * (values[hi] - values[lo]);
+}
+
+namespace {
+std::vector<double> average_ranks(const std::vector<double>& v) {
+  std::vector<std::size_t> order(v.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](auto a, auto b) { return v[a] < v[b]; });
+  std::vector<double> ranks(v.size());
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i;
+    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+    const double rank = (static_cast<double>(i) + static_cast<double>(j)) / 2.0 + 1.0;
+    for (std::size_t k = i; k <= j; ++k) ranks[order[k]] = rank;
+    i = j + 1;
+  }
+  return ranks;
+}
+}  // namespace
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size() || a.size() < 2) return 0.0;
+  const auto ra = average_ranks(a), rb = average_ranks(b);
+  const double n = static_cast<double>(a.size());
+  const double ma = std::accumulate(ra.begin(), ra.end(), 0.0) / n;
+  const double mb = std::accumulate(rb.begin(), rb.end(), 0.0) / n;
+  double cov = 0, va = 0, vb = 0;
+  for (std::size_t i = 0; i < ra.size(); ++i) {
+    cov += (ra[i] - ma) * (rb[i] - mb);
+    va += (ra[i] - ma) * (ra[i] - ma);
+    vb += (rb[i] - mb) * (rb[i] - mb);
+  }
+  if (va == 0 || vb == 0) return 0.0;
+  return cov / std::sqrt(va * vb);
+}
+
+ValidationReport validate_runs(const CsvTable& table) {
+  ValidationReport report;
+  const int id_col = table.column("id");
+  if (id_col < 0) throw Error("csv.id", "column missing", "the validation README §1 columns");
+  for (const auto& cells : table.rows) {
+    const Row r{table, cells};
+    try {
+      report.rows.push_back(validate_row(r));
+    } catch (const Error& e) {
+      report.skipped.push_back({cells[static_cast<std::size_t>(id_col)], e.what()});
+    }
+  }
+  std::vector<double> abs_errors;
+  for (const auto& row : report.rows) abs_errors.push_back(std::fabs(row.error_pct));
+  auto& s = report.summary;
+  s.n = report.rows.size();
+  s.median_abs_error_pct = percentile(abs_errors, 50);
+  s.p90_abs_error_pct = percentile(abs_errors, 90);
+  s.max_abs_error_pct = abs_errors.empty() ? 0.0 : *std::max_element(abs_errors.begin(), abs_errors.end());
+
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> groups;
+  for (const auto& row : report.rows) {
+    auto& g = groups[fmt::format("{}|{}|{}", row.model_name, row.n_gpus, row.global_batch)];
+    g.first.push_back(row.predicted_time_s);
+    g.second.push_back(row.measured_time_s);
+  }
+  double total = 0;
+  for (const auto& [key, g] : groups) {
+    if (g.first.size() < 3) continue;
+    total += spearman(g.first, g.second);
+    ++s.spearman_groups;
+  }
+  s.mean_group_spearman = s.spearman_groups ? total / static_cast<double>(s.spearman_groups) : 0.0;
+  return report;
+}
+
+}  // namespace tessera

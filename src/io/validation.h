@@ -1,0 +1,63 @@
+// Predicts the measured metric of each published run in a validation CSV
+// (../shared/validation/README.md schema) and compares. Unknown knobs (empty cells for
+// micro-batch, recompute, sequence parallel, sharding, vpp) are filled with the value Tessera
+// itself finds fastest among valid values that fit, and reported as assumed.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cost/estimate.h"
+#include "io/csv_table.h"
+
+namespace tessera {
+
+struct ValidationResult {
+  std::string id;
+  std::string model_name;
+  std::int64_t n_gpus = 0;
+  std::int64_t global_batch = 0;
+  std::string metric;
+  double measured = 0;        // in the metric's own unit
+  double predicted = 0;       // in the metric's own unit
+  double error_pct = 0;       // 100 (predicted - measured) / measured
+  double measured_time_s = 0; // the metric converted to an iteration time
+  double predicted_time_s = 0;
+  bool fits = true;
+  std::map<std::string, std::string> assumed;  // filled empty cells and modelling assumptions
+  std::string plan;    // the plan predicted, as --plan shorthand
+  Estimate estimate;   // its full prediction
+};
+
+struct ValidationSkip {
+  std::string id;
+  std::string reason;
+};
+
+struct ValidationSummary {
+  std::size_t n = 0;
+  double median_abs_error_pct = 0;
+  double p90_abs_error_pct = 0;
+  double max_abs_error_pct = 0;
+  // Mean over groups of equal (model, n_gpus, global_batch) with >= 3 rows of the Spearman rank
+  // correlation between predicted and measured iteration time.
+  double mean_group_spearman = 0;
+  std::size_t spearman_groups = 0;
+};
+
+struct ValidationReport {
+  std::vector<ValidationResult> rows;
+  std::vector<ValidationSkip> skipped;
+  ValidationSummary summary;
+};
+
+ValidationReport validate_runs(const CsvTable& table);
+
+// Spearman rank correlation (average ranks for ties). Returns 0 for fewer than 2 points or
+// a constant series.
+double spearman(const std::vector<double>& a, const std::vector<double>& b);
+// Linear-interpolated percentile (q in [0, 100]) of values.
+double percentile(std::vector<double> values, double q);
+
+}  // namespace tessera
