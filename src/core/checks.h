@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include "core/error.h"
@@ -37,6 +38,18 @@ inline void require_positive_real(const std::string& field, double value, double
 inline void require_fraction(const std::string& field, double value) {
   if (!std::isfinite(value) || value <= 0.0 || value > 1.0)
     throw Error(field, "got " + std::to_string(value), "a number in (0, 1]");
+}
+
+// Product of counts, saturating at kMaxCount instead of overflowing (degrees of a plan can each
+// be up to a million; their product is compared with the GPU count).
+inline std::int64_t saturating_product(std::initializer_list<std::int64_t> values) {
+  std::int64_t product = 1;
+  for (std::int64_t v : values) {
+    if (v <= 0) return 0;
+    if (product > kMaxCount / v) return kMaxCount;
+    product *= v;
+  }
+  return product;
 }
 
 }  // namespace tessera

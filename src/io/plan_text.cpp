@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include "core/checks.h"
 #include "core/error.h"
 #include "io/json_fields.h"
 
@@ -71,7 +72,7 @@ PlanRequest build(const std::map<std::string, std::string>& kv, const ModelSpec&
   for (const auto& [name, v] : {std::pair{"tp", p.tp}, {"pp", p.pp}, {"cp", p.cp}})
     if (v < 1) throw Error(name, "got " + std::to_string(v), "an integer from 1");
   if (!dp_given) {
-    const std::int64_t inner = p.tp * p.pp * p.cp;
+    const std::int64_t inner = saturating_product({p.tp, p.pp, p.cp});
     if (cluster.gpus() % inner != 0)
       throw Error("dp", "tp*pp*cp = " + std::to_string(inner) + " does not divide the " +
                             std::to_string(cluster.gpus()) + " GPUs",

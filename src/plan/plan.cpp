@@ -63,7 +63,7 @@ void validate_plan(const Plan& p, const ModelSpec& m, const Cluster& c, const Wo
   require_positive("vpp", p.vpp, kMaxDegree);
   require_positive("mb", p.micro_batch, 1'000'000);
   if (p.gpus() != c.gpus())
-    throw Error("dp", "tp*pp*dp*cp = " + std::to_string(p.gpus()) + " but the cluster has " +
+    throw Error("dp", "tp*pp*dp*cp = " + (p.gpus() >= kMaxCount ? std::string("over 10^12") : std::to_string(p.gpus())) + " but the cluster has " +
                           std::to_string(c.gpus()) + " GPUs",
                 "degrees whose product is " + std::to_string(c.gpus()));
   if (m.heads % p.tp != 0)
@@ -91,12 +91,12 @@ void validate_plan(const Plan& p, const ModelSpec& m, const Cluster& c, const Wo
       throw Error("ep", std::to_string(p.ep) + " does not divide the " +
                             std::to_string(m.moe.experts) + " experts",
                   divisors_of(m.moe.experts));
-    if ((p.dp * p.cp * p.tp) % p.ep != 0)
+    if (saturating_product({p.dp, p.cp, p.tp}) % p.ep != 0)
       throw Error("ep", std::to_string(p.ep) + " does not divide dp*cp*tp = " +
                             std::to_string(p.dp * p.cp * p.tp),
                   divisors_of(p.dp * p.cp * p.tp));
   }
-  if (w.global_batch % (p.dp * p.micro_batch) != 0)
+  if (w.global_batch % saturating_product({p.dp, p.micro_batch}) != 0)
     throw Error("gbs", "global batch " + std::to_string(w.global_batch) +
                            " is not a multiple of dp*mb = " + std::to_string(p.dp * p.micro_batch),
                 "a multiple of " + std::to_string(p.dp * p.micro_batch));

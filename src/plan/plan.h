@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/checks.h"
 #include "hardware/cluster.h"
 #include "model/flops.h"
 #include "model/model_spec.h"
@@ -52,7 +53,7 @@ struct Plan {
   std::int64_t first_stage_layers = 0;
   std::int64_t last_stage_layers = 0;
 
-  std::int64_t gpus() const { return tp * pp * dp * cp; }
+  std::int64_t gpus() const { return saturating_product({tp, pp, dp, cp}); }
   std::int64_t microbatches(const Workload& w) const { return w.global_batch / (dp * micro_batch); }
 };
 

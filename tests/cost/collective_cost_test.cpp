@@ -1,0 +1,113 @@
+// Ring collectives under the alpha-beta model (Thakur, Rabenseifner and Gropp 2005; Patarasuk and
+// Yuan 2009: a ring all-reduce moves 2 (n-1)/n of the data per rank in 2 (n-1) steps), and the
+// link a group runs on (intra-node NVLink, or k NIC rings across nodes).
+#include "cost/collective_cost.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+
+#include <gtest/gtest.h>
+
+#include "io/gpu_catalog.h"
+
+namespace tessera {
+namespace {
+
+using i64 = std::int64_t;
+
+double rel_err(double got, double want) { return std::fabs(got - want) / std::fabs(want); }
+
+const GroupLink kLink{100e9, 5e-6};  // 100 GB/s bus bandwidth, 5 us per step
+
+TEST(CollectiveCost, RingAllReduce) {
+  for (i64 n : {2, 3, 4, 8, 16, 64, 1024}) {
+    for (double bytes : {1e3, 1e6, 1.5e9}) {
+      const double nd = double(n);
+      const double want = 2.0 * (nd - 1.0) / nd * bytes / kLink.bandwidth_bytes_per_s +
+                          2.0 * (nd - 1.0) * kLink.latency_s;
+      EXPECT_LT(rel_err(all_reduce_time_s(bytes, n, kLink), want), 1e-12) << n << " " << bytes;
+    }
+  }
+}
+
+TEST(CollectiveCost, RingAllGatherAndReduceScatter) {
+  for (i64 n : {2, 5, 8, 256}) {
+    const double bytes = 4e8, nd = double(n);
+    const double want = (nd - 1.0) / nd * bytes / kLink.bandwidth_bytes_per_s + (nd - 1.0) * kLink.latency_s;
+    EXPECT_LT(rel_err(all_gather_time_s(bytes, n, kLink), want), 1e-12);
+    EXPECT_LT(rel_err(reduce_scatter_time_s(bytes, n, kLink), want), 1e-12);
+    EXPECT_LT(rel_err(all_to_all_time_s(bytes, n, kLink), want), 1e-12);
+  }
+}
+
+// A ring all-reduce is a reduce-scatter followed by an all-gather (Rabenseifner's algorithm).
+TEST(CollectiveCost, AllReduceIsReduceScatterPlusAllGather) {
+  for (i64 n : {2, 3, 8, 12, 4096})
+    for (double bytes : {1.0, 777.0, 2.5e9}) {
+      const double ar = all_reduce_time_s(bytes, n, kLink);
+      const double rs_ag = reduce_scatter_time_s(bytes, n, kLink) + all_gather_time_s(bytes, n, kLink);
+      EXPECT_LT(rel_err(ar, rs_ag), 1e-12) << n << " " << bytes;
+    }
+}
+
+TEST(CollectiveCost, SingleRankOrNoBytesCostsNothing) {
+  EXPECT_EQ(all_reduce_time_s(1e9, 1, kLink), 0.0);
+  EXPECT_EQ(all_gather_time_s(1e9, 1, kLink), 0.0);
+  EXPECT_EQ(reduce_scatter_time_s(1e9, 1, kLink), 0.0);
+  EXPECT_EQ(all_to_all_time_s(1e9, 1, kLink), 0.0);
+  EXPECT_EQ(all_reduce_time_s(0.0, 8, kLink), 0.0);
+  EXPECT_EQ(all_gather_time_s(0.0, 8, kLink), 0.0);
+  EXPECT_EQ(p2p_time_s(0.0, kLink), 0.0);
+}
+
+TEST(CollectiveCost, PointToPointIsLatencyPlusBytesOverBandwidth) {
+  EXPECT_LT(rel_err(p2p_time_s(3e8, kLink), 3e8 / 100e9 + 5e-6), 1e-12);
+}
+
+// Bandwidth term grows toward 2 B / bw with n and never exceeds it (ring bound).
+TEST(CollectiveCost, AllReduceBandwidthTermBoundedByTwiceTheMessage) {
+  const GroupLink no_latency{100e9, 0.0};
+  double prev = 0;
+  for (i64 n = 2; n <= 4096; n *= 2) {
+    const double t = all_reduce_time_s(1e9, n, no_latency);
+    EXPECT_GT(t, prev);
+    EXPECT_LE(t, 2.0 * 1e9 / 100e9);
+    prev = t;
+  }
+}
+
+// An H100 node: NVLink 900 GB/s both directions -> 450 GB/s one way x 0.8 efficiency; 400 Gbit/s
+// NIC per GPU -> 50 GB/s x 0.85 (catalog efficiencies).
+TEST(CollectiveCost, GroupLinkInsideANodeIsNvlink) {
+  const Cluster c = make_cluster(find_gpu("h100-sxm-80gb"), 64);
+  const double nvlink = 450e9 * c.gpu.nvlink_efficiency;
+  ASSERT_LT(rel_err(c.intra_node.bandwidth_bytes_per_s, nvlink), 1e-12);
+  for (auto [stride, size] : {std::pair<i64, i64>{1, 2}, {1, 8}, {2, 4}, {4, 2}, {1, 4}}) {
+    const GroupLink l = group_link(c, stride, size);
+    EXPECT_DOUBLE_EQ(l.bandwidth_bytes_per_s, c.intra_node.bandwidth_bytes_per_s) << stride << "x" << size;
+    EXPECT_DOUBLE_EQ(l.latency_s, c.intra_node.latency_s);
+  }
+}
+
+TEST(CollectiveCost, GroupLinkAcrossNodesIsMinOfNvlinkAndKNics) {
+  const Cluster c = make_cluster(find_gpu("h100-sxm-80gb"), 256);
+  const double nvlink = c.intra_node.bandwidth_bytes_per_s;
+  const double nic = 50e9 * c.gpu.network_efficiency;
+  ASSERT_LT(rel_err(c.inter_node.bandwidth_bytes_per_s, nic), 1e-12);
+  struct Case { i64 stride, size, members_per_node; };
+  // dp over tp = 8 (one member per node), dp over tp = 2 (4 per node), tp = 16 (8 per node),
+  // pp stride 64 (one per node).
+  for (const Case k : {Case{8, 4, 1}, Case{2, 16, 4}, Case{1, 16, 8}, Case{64, 4, 1}, Case{4, 8, 2}}) {
+    const GroupLink l = group_link(c, k.stride, k.size);
+    const double want = std::min(nvlink, double(k.members_per_node) * nic);
+    EXPECT_LT(rel_err(l.bandwidth_bytes_per_s, want), 1e-12) << k.stride << "x" << k.size;
+    EXPECT_DOUBLE_EQ(l.latency_s, c.inter_node.latency_s);
+    // A group that crosses nodes is never faster than NVLink.
+    EXPECT_LE(l.bandwidth_bytes_per_s, nvlink);
+  }
+}
+
+}  // namespace
+}  // namespace tessera

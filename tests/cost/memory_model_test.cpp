@@ -1,0 +1,212 @@
+// Weights, gradients and optimizer state per GPU under mixed-precision Adam (ZeRO, Rajbhandari
+// et al. 2020, §3.1 and §5: 2 + 4 + 12 bytes per parameter with Megatron's fp32 main gradients),
+// sharded by ZeRO stage over the data-parallel group, and conservation of parameters over
+// pipeline stages, tensor-parallel ranks and expert-parallel ranks.
+#include "cost/memory_model.h"
+
+#include <cmath>
+#include <cstdint>
+#include <utility>
+
+#include <gtest/gtest.h>
+
+#include "io/model_source.h"
+#include "model/parameter_count.h"
+
+namespace tessera {
+namespace {
+
+using i64 = std::int64_t;
+
+double rel_err(double got, double want) { return std::fabs(got - want) / std::fabs(want); }
+
+// GPT-3 175B (Brown et al. 2020 Table 2.1) by hand: per layer 12h^2 + 13h (QKV/O and MLP
+// weights plus biases and two layernorms; Narayanan et al. SC'21 §5.1), learned positions,
+// tied embeddings, and the final layernorm (2h).
+double gpt3_175b_params_by_hand() {
+  const double l = 96, h = 12288, V = 50257, s = 2048;
+  return l * (12.0 * h * h + 13.0 * h) + (V + s) * h + 2.0 * h;
+}
+
+Workload workload(i64 gbs, i64 seq) {
+  Workload w;
+  w.global_batch = gbs;
+  w.seq_len = seq;
+  return w;
+}
+
+StageShape whole_model(const ModelSpec& m) {
+  StageShape s;
+  s.layers = m.layers;
+  s.moe_layers = m.moe_layers();
+  s.has_embedding = true;
+  s.has_output_head = true;
+  s.inflight_microbatches = 1;
+  return s;
+}
+
+TEST(MemoryModel, Gpt3ParameterCountMatchesHandSum) {
+  const ModelSpec m = builtin_model("gpt3-175b");
+  const double P = gpt3_175b_params_by_hand();
+  EXPECT_NEAR(P, 174.6e9, 0.1e9);  // "175B"
+  Plan p;
+  const StageParameters params = stage_parameters(m, p, whole_model(m));
+  EXPECT_DOUBLE_EQ(params.total(), P);
+  EXPECT_EQ(params.expert, 0.0);
+}
+
+TEST(MemoryModel, Gpt3UnshardedIs2Plus4Plus12BytesPerParameter) {
+  const ModelSpec m = builtin_model("gpt3-175b");
+  const double P = gpt3_175b_params_by_hand();
+  Plan p;
+  const MemoryBreakdown mem = stage_memory(m, p, workload(8, 2048), whole_model(m));
+  EXPECT_DOUBLE_EQ(mem.weights_bytes, 2.0 * P);
+  EXPECT_DOUBLE_EQ(mem.gradients_bytes, 4.0 * P);
+  EXPECT_DOUBLE_EQ(mem.optimizer_bytes, 12.0 * P);
+  EXPECT_DOUBLE_EQ(mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes, 18.0 * P);
+  EXPECT_GE(mem.total(), 18.0 * P);
+}
+
+// ZeRO §5: stage 1 partitions the optimizer state (P_os), stage 2 also the gradients (P_os+g),
+// stage 3 also the parameters (P_os+g+p), each over the N_d data-parallel ranks.
+TEST(MemoryModel, ZeroStagesDivideTheirTermsByDp) {
+  const ModelSpec m = builtin_model("gpt3-175b");
+  const double P = gpt3_175b_params_by_hand();
+  const double dp = 8;
+  Plan p;
+  p.dp = 8;
+
+  p.zero = OptimizerSharding::zero1;
+  MemoryBreakdown mem = stage_memory(m, p, workload(8, 2048), whole_model(m));
+  EXPECT_DOUBLE_EQ(mem.weights_bytes, 2.0 * P);
+  EXPECT_DOUBLE_EQ(mem.gradients_bytes, 4.0 * P);
+  EXPECT_LT(rel_err(mem.optimizer_bytes, 12.0 * P / dp), 1e-12);
+
+  p.zero = OptimizerSharding::zero2;
+  mem = stage_memory(m, p, workload(8, 2048), whole_model(m));
+  EXPECT_DOUBLE_EQ(mem.weights_bytes, 2.0 * P);
+  EXPECT_LT(rel_err(mem.gradients_bytes, 4.0 * P / dp), 1e-12);
+  EXPECT_LT(rel_err(mem.optimizer_bytes, 12.0 * P / dp), 1e-12);
+
+  p.zero = OptimizerSharding::zero3;
+  mem = stage_memory(m, p, workload(8, 2048), whole_model(m));
+  EXPECT_LT(rel_err(mem.weights_bytes, 2.0 * P / dp), 1e-12);
+  EXPECT_LT(rel_err(mem.gradients_bytes, 4.0 * P / dp), 1e-12);
+  EXPECT_LT(rel_err(mem.optimizer_bytes, 12.0 * P / dp), 1e-12);
+  // Gathered layers for compute are extra buffers, never negative.
+  EXPECT_GE(mem.buffers_bytes, 0.0);
+}
+
+// Context-parallel ranks hold the same weights, so gradients are reduced (and ZeRO shards the
+// state) over dp x cp (Megatron-Core): dp = 4, cp = 2 shards like dp = 8.
+TEST(MemoryModel, ZeroShardsOverDpTimesCp) {
+  const ModelSpec m = builtin_model("gpt3-175b");
+  Plan a;
+  a.dp = 8;
+  a.zero = OptimizerSharding::zero3;
+  Plan b = a;
+  b.dp = 4;
+  b.cp = 2;
+  const MemoryBreakdown ma = stage_memory(m, a, workload(8, 2048), whole_model(m));
+  const MemoryBreakdown mb = stage_memory(m, b, workload(8, 2048), whole_model(m));
+  EXPECT_DOUBLE_EQ(ma.optimizer_bytes, mb.optimizer_bytes);
+  EXPECT_DOUBLE_EQ(ma.weights_bytes, mb.weights_bytes);
+}
+
+// Sum of stage parameters over pp stages: every layer, the embedding and the final norm exactly
+// once. With tied embeddings the last stage holds a second copy of the V x h word embedding when
+// it is not also the first stage (memory_model.cpp: "A tied head lives on the last stage as a
+// second copy when the pipeline splits them"; Megatron's shared word-embedding group).
+double sum_over_stages(const ModelSpec& m, const Plan& p) {
+  const LayerSplit split = split_layers(p, m.layers);
+  double total = 0;
+  for (i64 s = 0; s < p.pp; ++s) {
+    StageShape shape;
+    shape.layers = split.physical_stage_layers(s, p.pp);
+    shape.has_embedding = s == 0;
+    shape.has_output_head = s == p.pp - 1;
+    total += stage_parameters(m, p, shape).total();
+  }
+  return total;
+}
+
+TEST(MemoryModel, PipelineStagesConserveParametersTied) {
+  const ModelSpec m = builtin_model("gpt3-175b");
+  const double P = gpt3_175b_params_by_hand();
+  const double word_embedding = double(m.vocab) * double(m.hidden);
+  for (i64 pp : {2, 4, 8, 12, 16, 96}) {
+    Plan p;
+    p.pp = pp;
+    EXPECT_LT(rel_err(sum_over_stages(m, p), P + word_embedding), 1e-12) << "pp=" << pp;
+  }
+  Plan one;
+  EXPECT_LT(rel_err(sum_over_stages(m, one), P), 1e-12);
+}
+
+TEST(MemoryModel, PipelineStagesConserveParametersUntied) {
+  for (const char* name : {"llama3-70b", "llama3.1-405b"}) {
+    const ModelSpec m = builtin_model(name);
+    const double total = count_parameters(m).total();
+    for (i64 pp : {1, 2, 4, 8, 16}) {
+      if (pp > m.layers) continue;
+      Plan p;
+      p.pp = pp;
+      EXPECT_LT(rel_err(sum_over_stages(m, p), total), 1e-12) << name << " pp=" << pp;
+    }
+  }
+}
+
+// Tensor parallelism splits every weight matrix and the vocabulary over t ranks; norm weights
+// are replicated (Megatron-LM, Shoeybi et al. 2019 §3). Llama 3 70B has no biases, so the sum
+// over t ranks is the total plus (t-1) copies of the norms.
+TEST(MemoryModel, TensorParallelSplitsMatricesAndReplicatesNorms) {
+  const ModelSpec m = builtin_model("llama3-70b");
+  const double total = count_parameters(m).total();
+  const double h = double(m.hidden), l = double(m.layers);
+  const double norms = l * 2.0 * h + h;  // two RMSNorms per layer + the final one
+  for (i64 t : {2, 4, 8}) {
+    Plan p;
+    p.tp = t;
+    const double per_gpu = stage_parameters(m, p, whole_model(m)).total();
+    EXPECT_LT(rel_err(double(t) * per_gpu, total + double(t - 1) * norms), 1e-12) << "tp=" << t;
+  }
+}
+
+// Routed experts are spread over ep ranks (and split by tp): summed over the ep x tp ranks of a
+// stage, each routed expert's 3 h f SwiGLU weights appear exactly once.
+TEST(MemoryModel, ExpertParallelConservesRoutedExperts) {
+  const ModelSpec m = builtin_model("mixtral-8x7b");
+  ASSERT_TRUE(m.is_moe());
+  const double routed = double(m.moe_layers()) * double(m.moe.experts) * 3.0 * double(m.hidden) *
+                        double(m.moe.expert_ffn_hidden);
+  for (auto [ep, tp] : {std::pair<i64, i64>{1, 1}, {2, 1}, {4, 2}, {8, 1}, {8, 4}}) {
+    Plan p;
+    p.ep = ep;
+    p.tp = tp;
+    const StageParameters s = stage_parameters(m, p, whole_model(m));
+    EXPECT_LT(rel_err(s.expert * double(ep * tp), routed), 1e-12) << "ep=" << ep << " tp=" << tp;
+  }
+}
+
+// Pipeline memory on the first stage of 1F1B (Korthikanti §4.2.3): it holds p micro-batches of
+// L/p layers, so its activations equal those of the whole model without pipelining.
+TEST(MemoryModel, ActivationsScaleWithLayersAndInflightMicrobatches) {
+  const ModelSpec m = builtin_model("gpt3-175b");
+  Plan p;
+  p.tp = 8;
+  p.pp = 8;
+  p.sequence_parallel = true;
+  p.recompute = Recompute::selective;
+  p.flash_attention = false;
+  StageShape s;
+  s.layers = 12;
+  s.has_embedding = true;
+  s.inflight_microbatches = 8;
+  const MemoryBreakdown mem = stage_memory(m, p, workload(64, 2048), s);
+  const double sbh = 2048.0 * 1.0 * 12288.0;
+  EXPECT_LT(rel_err(mem.activations_bytes, 34.0 * sbh * 96.0 / 8.0), 1e-12);
+  EXPECT_EQ(mem.logits_bytes, 0.0);  // no output layer on the first stage
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,106 @@
+// GpuSpec::validate accepts a complete spec and rejects each bad field by name; peak_flops
+// converts TFLOP/s to FLOP/s.
+#include "hardware/gpu_spec.h"
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+
+namespace tessera {
+namespace {
+
+GpuSpec sample() {
+  GpuSpec g;
+  g.key = "test-gpu";
+  g.name = "Test GPU";
+  g.bf16_tflops = 312;
+  g.fp8_tflops = 0;
+  g.hbm_gib = 80;
+  g.hbm_tbps = 2.039;
+  g.nvlink_gbps = 600;
+  g.gpus_per_node = 8;
+  g.network_gbps_per_gpu = 200;
+  g.gemm_efficiency = 0.8;
+  g.fp8_gemm_efficiency = 0.7;
+  g.gemm_half_dim = 128;
+  g.attention_efficiency = 0.5;
+  g.hbm_efficiency = 0.85;
+  g.nvlink_efficiency = 0.8;
+  g.network_efficiency = 0.85;
+  g.usable_memory_gib = 79;
+  return g;
+}
+
+template <typename Fn>
+std::string thrown_field(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.field();
+  }
+  return "<no error>";
+}
+
+TEST(GpuSpec, SampleValidates) {
+  EXPECT_NO_THROW(sample().validate());
+  GpuSpec fp8 = sample();
+  fp8.fp8_tflops = 624;
+  EXPECT_NO_THROW(fp8.validate());
+}
+
+TEST(GpuSpec, PeakFlopsInFlopPerSecond) {
+  GpuSpec g = sample();
+  g.bf16_tflops = 989.4;
+  g.fp8_tflops = 1978.9;
+  EXPECT_DOUBLE_EQ(g.peak_flops(false), 989.4e12);
+  EXPECT_DOUBLE_EQ(g.peak_flops(true), 1978.9e12);
+}
+
+TEST(GpuSpec, EmptyKeyRejected) {
+  GpuSpec g = sample();
+  g.key.clear();
+  EXPECT_EQ(thrown_field([&] { g.validate(); }), "gpu.key");
+}
+
+TEST(GpuSpec, EachBadFieldNamed) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  struct Case {
+    std::string field;
+    std::function<void(GpuSpec&)> mutate;
+  };
+  const std::vector<Case> cases = {
+      {"bf16_tflops", [](GpuSpec& g) { g.bf16_tflops = 0; }},
+      {"bf16_tflops", [&](GpuSpec& g) { g.bf16_tflops = nan; }},
+      {"fp8_tflops", [](GpuSpec& g) { g.fp8_tflops = -1; }},
+      {"hbm_gib", [](GpuSpec& g) { g.hbm_gib = -80; }},
+      {"hbm_tbps", [](GpuSpec& g) { g.hbm_tbps = 0; }},
+      {"nvlink_gbps", [](GpuSpec& g) { g.nvlink_gbps = 0; }},
+      {"gpus_per_node", [](GpuSpec& g) { g.gpus_per_node = 0; }},
+      {"network_gbps_per_gpu", [](GpuSpec& g) { g.network_gbps_per_gpu = 0; }},
+      {"gemm_efficiency", [](GpuSpec& g) { g.gemm_efficiency = 1.2; }},
+      {"gemm_efficiency", [](GpuSpec& g) { g.gemm_efficiency = 0; }},
+      {"fp8_gemm_efficiency", [](GpuSpec& g) { g.fp8_gemm_efficiency = 0; }},
+      {"gemm_half_dim", [](GpuSpec& g) { g.gemm_half_dim = 0; }},
+      {"attention_efficiency", [](GpuSpec& g) { g.attention_efficiency = 1.01; }},
+      {"hbm_efficiency", [](GpuSpec& g) { g.hbm_efficiency = -0.5; }},
+      {"nvlink_efficiency", [](GpuSpec& g) { g.nvlink_efficiency = 2; }},
+      {"network_efficiency", [&](GpuSpec& g) { g.network_efficiency = nan; }},
+      {"usable_memory_gib", [](GpuSpec& g) { g.usable_memory_gib = 0; }},
+      // More usable memory than the HBM is physically impossible.
+      {"usable_memory_gib", [](GpuSpec& g) { g.usable_memory_gib = 81; }},
+  };
+  for (const auto& c : cases) {
+    GpuSpec g = sample();
+    c.mutate(g);
+    EXPECT_EQ(thrown_field([&] { g.validate(); }), "gpu.test-gpu." + c.field) << c.field;
+  }
+}
+
+}  // namespace
+}  // namespace tessera

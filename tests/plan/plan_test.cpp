@@ -1,0 +1,342 @@
+// validate_plan: every shape rule rejects with a tessera::Error naming the offending knob.
+// split_layers: Megatron's split of L layers over pp x vpp virtual stages (middle stages equal,
+// the first and last take fewer, or what --decoder-first/last-pipeline-num-layers ask for).
+#include "plan/plan.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "io/gpu_catalog.h"
+#include "io/model_source.h"
+
+namespace tessera {
+namespace {
+
+using i64 = std::int64_t;
+
+template <typename Fn>
+std::string thrown_field(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.field();
+  }
+  return "<no error>";
+}
+
+struct Case {
+  ModelSpec model;
+  Cluster cluster;
+  Workload workload;
+};
+
+Case gpt3_on(i64 gpus, i64 gbs = 512, const char* gpu = "a100-sxm-80gb") {
+  Case s{builtin_model("gpt3-175b"), make_cluster(find_gpu(gpu), gpus), {}};
+  s.workload.global_batch = gbs;
+  s.workload.seq_len = 2048;
+  return s;
+}
+
+Plan plan(i64 tp, i64 pp, i64 dp) {
+  Plan p;
+  p.tp = tp;
+  p.pp = pp;
+  p.dp = dp;
+  p.sequence_parallel = tp > 1;
+  return p;
+}
+
+std::string field_of(const Plan& p, const Case& s) {
+  return thrown_field([&] { validate_plan(p, s.model, s.cluster, s.workload); });
+}
+
+TEST(Plan, ValidPlanPasses) {
+  const Case s = gpt3_on(512);
+  EXPECT_NO_THROW(validate_plan(plan(8, 8, 8), s.model, s.cluster, s.workload));
+  Plan interleaved = plan(8, 8, 8);
+  interleaved.vpp = 3;  // 96 layers over 24 virtual stages; 64 micro-batches, a multiple of 8
+  EXPECT_NO_THROW(validate_plan(interleaved, s.model, s.cluster, s.workload));
+}
+
+TEST(Plan, GpusAndMicrobatches) {
+  Plan p = plan(8, 4, 16);
+  p.cp = 2;
+  p.micro_batch = 2;
+  EXPECT_EQ(p.gpus(), 8 * 4 * 16 * 2);
+  Workload w;
+  w.global_batch = 1536;
+  w.seq_len = 4096;
+  EXPECT_EQ(p.microbatches(w), 1536 / (16 * 2));
+  EXPECT_DOUBLE_EQ(w.tokens(), 1536.0 * 4096.0);
+}
+
+TEST(Plan, RejectsTpNotDividingHeads) {
+  const Case s = gpt3_on(40, 40);  // 5 nodes of 8
+  EXPECT_EQ(field_of(plan(5, 1, 8), s), "tp");  // 96 heads
+  const Case t = gpt3_on(56, 56);
+  EXPECT_EQ(field_of(plan(7, 1, 8), t), "tp");
+}
+
+TEST(Plan, RejectsProductNotEqualToGpus) {
+  const Case s = gpt3_on(512);
+  EXPECT_EQ(field_of(plan(8, 8, 4), s), "dp");
+  EXPECT_EQ(field_of(plan(8, 8, 16), s), "dp");
+  Plan p = plan(8, 8, 8);
+  p.cp = 2;
+  EXPECT_EQ(field_of(p, s), "dp");
+}
+
+TEST(Plan, RejectsGlobalBatchNotDivisibleByDpTimesMicroBatch) {
+  const Case s = gpt3_on(512, 100);
+  EXPECT_EQ(field_of(plan(8, 8, 8), s), "gbs");  // 100 % 8 != 0
+  const Case t = gpt3_on(512, 520);
+  Plan p = plan(8, 8, 8);
+  p.micro_batch = 2;  // 520 % 16 != 0 although 520 % 8 == 0
+  EXPECT_EQ(field_of(p, t), "gbs");
+}
+
+TEST(Plan, RejectsSequenceParallelWithoutTensorParallel) {
+  const Case s = gpt3_on(64, 64);
+  Plan p = plan(1, 8, 8);
+  p.sequence_parallel = true;
+  EXPECT_EQ(field_of(p, s), "sp");
+}
+
+TEST(Plan, RejectsExpertParallelOnDenseModel) {
+  const Case s = gpt3_on(512);
+  Plan p = plan(8, 8, 8);
+  p.ep = 2;
+  EXPECT_EQ(field_of(p, s), "ep");
+}
+
+TEST(Plan, ExpertParallelRules) {
+  Case s{builtin_model("mixtral-8x7b"), make_cluster(find_gpu("h100-sxm-80gb"), 64), {}};
+  s.workload.global_batch = 64;
+  s.workload.seq_len = 4096;
+  Plan p = plan(2, 4, 8);
+  p.ep = 8;
+  EXPECT_NO_THROW(validate_plan(p, s.model, s.cluster, s.workload));
+  p.ep = 3;  // does not divide 8 experts
+  EXPECT_EQ(field_of(p, s), "ep");
+  Plan q = plan(1, 16, 4);
+  q.ep = 8;  // 8 experts, but dp*cp*tp = 4
+  EXPECT_EQ(field_of(q, s), "ep");
+}
+
+TEST(Plan, RejectsInterleavingWithoutPipeline) {
+  const Case s = gpt3_on(64, 64);
+  Plan p = plan(8, 1, 8);
+  p.vpp = 2;
+  EXPECT_EQ(field_of(p, s), "vpp");
+}
+
+TEST(Plan, RejectsMoreVirtualStagesThanLayers) {
+  const Case s = gpt3_on(512);
+  Plan p = plan(8, 8, 8);
+  p.vpp = 13;  // 104 > 96 layers
+  EXPECT_EQ(field_of(p, s), "vpp");
+}
+
+TEST(Plan, InterleavingNeedsMicrobatchesMultipleOfPp) {
+  const Case s = gpt3_on(512, 8 * 12);  // 12 micro-batches, pp = 8
+  Plan p = plan(8, 8, 8);
+  p.vpp = 2;
+  EXPECT_EQ(field_of(p, s), "mb");
+}
+
+TEST(Plan, RejectsCpNotDividingSequence) {
+  Case s = gpt3_on(512);
+  s.workload.seq_len = 2047;
+  Plan p = plan(8, 4, 8);
+  p.cp = 2;
+  EXPECT_EQ(field_of(p, s), "cp");
+}
+
+TEST(Plan, RejectsFp8OnAGpuWithoutIt) {
+  const Case s = gpt3_on(512);
+  Plan p = plan(8, 8, 8);
+  p.precision = Precision::fp8;
+  EXPECT_EQ(field_of(p, s), "precision");
+  const Case h = gpt3_on(512, 512, "h100-sxm-80gb");
+  EXPECT_NO_THROW(validate_plan(p, h.model, h.cluster, h.workload));
+}
+
+TEST(Plan, RejectsNonPositiveDegreesAndWorkload) {
+  const Case s = gpt3_on(512);
+  Plan p = plan(8, 8, 8);
+  p.micro_batch = 0;
+  EXPECT_EQ(field_of(p, s), "mb");
+  Case w = s;
+  w.workload.global_batch = 0;
+  EXPECT_EQ(field_of(plan(8, 8, 8), w), "gbs");
+  w = s;
+  w.workload.seq_len = 0;
+  EXPECT_EQ(field_of(plan(8, 8, 8), w), "seq");
+}
+
+TEST(Plan, ParseEnumsRoundTrip) {
+  for (auto z : {OptimizerSharding::none, OptimizerSharding::zero1, OptimizerSharding::zero2,
+                 OptimizerSharding::zero3})
+    EXPECT_EQ(parse_optimizer_sharding(to_string(z)), z);
+  EXPECT_EQ(parse_optimizer_sharding("fsdp"), OptimizerSharding::zero3);
+  EXPECT_EQ(parse_optimizer_sharding("1"), OptimizerSharding::zero1);
+  EXPECT_EQ(thrown_field([] { parse_optimizer_sharding("zero4"); }), "zero");
+  for (auto p : {Precision::bf16, Precision::fp8}) EXPECT_EQ(parse_precision(to_string(p)), p);
+  EXPECT_EQ(parse_precision("fp16"), Precision::bf16);
+  EXPECT_EQ(thrown_field([] { parse_precision("fp4"); }), "precision");
+}
+
+// --- split_layers ----------------------------------------------------------------------------
+
+Plan pipeline(i64 pp, i64 vpp = 1, i64 first = 0, i64 last = 0) {
+  Plan p;
+  p.pp = pp;
+  p.vpp = vpp;
+  p.first_stage_layers = first;
+  p.last_stage_layers = last;
+  return p;
+}
+
+i64 virtual_sum(const LayerSplit& s) {
+  if (s.virtual_stages == 1) return s.first;
+  return s.first + (s.virtual_stages - 2) * s.middle + s.last;
+}
+
+TEST(SplitLayers, EvenSplit) {
+  for (auto [layers, pp, vpp] : {std::tuple<i64, i64, i64>{96, 8, 1}, {96, 8, 2}, {96, 12, 1}, {80, 4, 5},
+                                 {126, 1, 1}, {32, 32, 1}}) {
+    const LayerSplit s = split_layers(pipeline(pp, vpp), layers);
+    const i64 each = layers / (pp * vpp);
+    EXPECT_EQ(s.virtual_stages, pp * vpp);
+    EXPECT_EQ(s.first, each);
+    if (pp * vpp > 1) {
+      EXPECT_EQ(s.last, each);
+      if (pp * vpp > 2) {
+        EXPECT_EQ(s.middle, each);
+      }
+    }
+    EXPECT_EQ(virtual_sum(s), layers);
+  }
+}
+
+void expect_megatron_uneven(i64 layers, i64 stages_pp) {
+  const LayerSplit s = split_layers(pipeline(stages_pp), layers);
+  EXPECT_EQ(virtual_sum(s), layers) << layers << " on " << stages_pp;
+  EXPECT_GE(s.first, 1);
+  EXPECT_GE(s.last, 1);
+  EXPECT_LE(s.first, s.middle) << layers << " on " << stages_pp;
+  EXPECT_LE(s.last, s.middle) << layers << " on " << stages_pp;
+}
+
+// BLOOM 176B: 70 layers on pp = 12 (BigScience 2022, arXiv 2211.05100 §3.4).
+TEST(SplitLayers, Bloom70LayersOnTwelveStages) {
+  const ModelSpec bloom = builtin_model("bloom-176b");
+  ASSERT_EQ(bloom.layers, 70);
+  expect_megatron_uneven(70, 12);
+  const LayerSplit s = split_layers(pipeline(12), 70);
+  // Middle stages as even as possible: ceil(70/12) = 6.
+  EXPECT_EQ(s.middle, 6);
+  EXPECT_EQ(s.first + s.last, 70 - 10 * 6);
+}
+
+// Llama 3.1 405B: 126 layers on pp = 16 (Llama 3 report, arXiv 2407.21783 §3.3.2: the first and
+// last stages take one layer fewer... here, fewer than the middle ones).
+TEST(SplitLayers, Llama405B126LayersOnSixteenStages) {
+  const ModelSpec llama = builtin_model("llama3.1-405b");
+  ASSERT_EQ(llama.layers, 126);
+  expect_megatron_uneven(126, 16);
+  const LayerSplit s = split_layers(pipeline(16), 126);
+  EXPECT_EQ(s.middle, 8);  // ceil(126/16)
+  EXPECT_EQ(s.first + s.last, 126 - 14 * 8);
+}
+
+// Whenever some equal middle width m admits first, last in [1, m] (L - (S-2) m in [2, 2m]), the
+// default split must find such a split.
+TEST(SplitLayers, UnevenSplitSweep) {
+  for (i64 stages = 3; stages <= 24; ++stages)
+    for (i64 layers = stages; layers <= 160; ++layers) {
+      if (layers % stages == 0) continue;
+      bool feasible = false;
+      for (i64 m = 1; m <= layers && !feasible; ++m) {
+        const i64 rest = layers - (stages - 2) * m;
+        feasible = rest >= 2 && rest <= 2 * m;
+      }
+      const LayerSplit s = split_layers(pipeline(stages), layers);
+      EXPECT_EQ(virtual_sum(s), layers) << layers << " on " << stages;
+      EXPECT_GE(s.first, 1) << layers << " on " << stages;
+      EXPECT_GE(s.last, 1) << layers << " on " << stages;
+      if (feasible) {
+        EXPECT_LE(s.first, s.middle) << layers << " on " << stages;
+        EXPECT_LE(s.last, s.middle) << layers << " on " << stages;
+      }
+    }
+}
+
+TEST(SplitLayers, ExplicitFirstAndLast) {
+  const LayerSplit both = split_layers(pipeline(4, 1, 4, 4), 70);
+  EXPECT_EQ(both.first, 4);
+  EXPECT_EQ(both.last, 4);
+  EXPECT_EQ(both.middle, 31);
+  EXPECT_EQ(virtual_sum(both), 70);
+
+  // Only one end given: the other takes the middle stages' share.
+  const LayerSplit first_only = split_layers(pipeline(4, 1, 6, 0), 30);
+  EXPECT_EQ(first_only.first, 6);
+  EXPECT_EQ(first_only.middle, 8);
+  EXPECT_EQ(first_only.last, 8);
+  const LayerSplit last_only = split_layers(pipeline(4, 1, 0, 3), 30);
+  EXPECT_EQ(last_only.last, 3);
+  EXPECT_EQ(last_only.first, 9);
+  EXPECT_EQ(last_only.middle, 9);
+
+  // pp = 2: first + last must be all layers.
+  const LayerSplit two = split_layers(pipeline(2, 1, 10, 22), 32);
+  EXPECT_EQ(two.first, 10);
+  EXPECT_EQ(two.last, 22);
+}
+
+TEST(SplitLayers, ImpossibleExplicitSplitIsAnError) {
+  EXPECT_EQ(thrown_field([] { split_layers(pipeline(4, 1, 5, 0), 30); }), "first_stage_layers");
+  EXPECT_EQ(thrown_field([] { split_layers(pipeline(4, 1, 0, 5), 30); }), "last_stage_layers");
+  EXPECT_EQ(thrown_field([] { split_layers(pipeline(4, 1, 20, 20), 30); }), "first_stage_layers");
+  EXPECT_EQ(thrown_field([] { split_layers(pipeline(2, 1, 10, 10), 32); }), "first_stage_layers");
+  // validate_plan surfaces it too.
+  const Case s = gpt3_on(512);
+  Plan p = plan(8, 8, 8);
+  p.first_stage_layers = 6;  // 90 left for 7 stages
+  EXPECT_EQ(field_of(p, s), "first_stage_layers");
+}
+
+// Conservation: every layer lives on exactly one physical stage, and the physical stages agree
+// with the virtual-stage list (virtual stage k runs on physical stage k % pp).
+TEST(SplitLayers, PhysicalStagesSumToLayerCount) {
+  for (auto [layers, pp, vpp] :
+       {std::tuple<i64, i64, i64>{96, 8, 1}, {96, 8, 2}, {96, 4, 3}, {96, 8, 4}, {70, 12, 1}, {126, 16, 1},
+        {70, 4, 2}, {80, 4, 5}, {61, 8, 1}, {61, 4, 2}, {50, 3, 5}, {32, 2, 1}, {33, 2, 1}, {45, 2, 2}, {36, 2, 3}, {7, 7, 1}}) {
+    const Plan p = pipeline(pp, vpp);
+    const LayerSplit s = split_layers(p, layers);
+    const auto virtual_layers = layers_per_virtual_stage(p, layers);
+    ASSERT_EQ(static_cast<i64>(virtual_layers.size()), pp * vpp);
+    EXPECT_EQ(std::accumulate(virtual_layers.begin(), virtual_layers.end(), i64{0}), layers);
+    i64 total = 0;
+    for (i64 stage = 0; stage < pp; ++stage) {
+      i64 from_virtual = 0;
+      for (i64 k = stage; k < pp * vpp; k += pp) from_virtual += virtual_layers[static_cast<std::size_t>(k)];
+      const i64 physical = s.physical_stage_layers(stage, pp);
+      EXPECT_EQ(physical, from_virtual) << layers << " pp=" << pp << " vpp=" << vpp << " stage " << stage;
+      EXPECT_GE(physical, 1);
+      total += physical;
+    }
+    EXPECT_EQ(total, layers) << layers << " pp=" << pp << " vpp=" << vpp;
+  }
+}
+
+}  // namespace
+}  // namespace tessera
