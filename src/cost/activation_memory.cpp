@@ -7,7 +7,8 @@ namespace tessera {
 namespace {
 constexpr double kDropoutMaskBytes = 1.0;      // one byte per element (Korthikanti §4.1)
 constexpr double kSoftmaxStatBytes = 4.0;      // fp32 log-sum-exp per query and head (flash)
-constexpr double kScoreBytesPerElement = 5.0;  // softmax out 2 + dropout mask 1 + dropout out 2
+constexpr double kScoreBytesWithDropout = 5.0;  // softmax out 2 + dropout mask 1 + dropout out 2
+constexpr double kScoreBytesNoDropout = 2.0;    // softmax out 2
 }  // namespace
 
 double layer_activation_bytes(const ModelSpec& m, const ActivationShape& a, bool moe) {
@@ -24,7 +25,7 @@ double layer_activation_bytes(const ModelSpec& m, const ActivationShape& a, bool
   const double replicated = 2.0 * b16 * h                                  // two norm inputs
                             + b16 * h                                      // QKV input
                             + b16 * h                                      // MLP input
-                            + 2.0 * kDropoutMaskBytes * h;                 // two dropout masks
+                            + (m.dropout ? 2.0 * kDropoutMaskBytes * h : 0.0);  // two dropout masks
 
   double q_width = static_cast<double>(m.heads) * m.head_dim;
   double k_width = static_cast<double>(m.kv_heads) * m.head_dim;
@@ -48,7 +49,8 @@ double layer_activation_bytes(const ModelSpec& m, const ActivationShape& a, bool
   if (a.flash_attention) {
     per_token += kSoftmaxStatBytes * heads_per_gpu;
   } else if (a.recompute != Recompute::selective) {
-    per_token += kScoreBytesPerElement * heads_per_gpu * a.seq;  // 5 a s / t per token
+    const double score_bytes = m.dropout ? kScoreBytesWithDropout : kScoreBytesNoDropout;
+    per_token += score_bytes * heads_per_gpu * a.seq;  // 5 a s / t per token with dropout
   }
   return per_token * tokens;
 }

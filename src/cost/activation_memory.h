@@ -6,6 +6,7 @@
 //   tensor + sequence par.  s b h / t (34 + 5 a s / h)
 //   selective recompute     drops the 5 a s / h term
 //   full recompute          2 s b h (divided by t with sequence parallelism)
+// Dropout masks and the attention-dropout output are kept only for a model trained with dropout.
 // Generalised term by term for GQA (smaller K and V), gated MLPs (gate and up both stored), MoE
 // (top_k expert MLPs per token) and fused flash attention (no s x s scores; only the softmax
 // log-sum-exp in fp32).

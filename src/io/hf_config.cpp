@@ -559,6 +559,17 @@ std::vector<std::string> supported_hf_architectures() {
   return names;
 }
 
+// Trained with dropout when any of the architectures' dropout keys is positive (GPT-2
+// resid_pdrop, OPT dropout, BLOOM/NeoX hidden_dropout, Llama attention_dropout, ...).
+bool uses_dropout(const nlohmann::json& config) {
+  for (const char* key : {"resid_pdrop", "embd_pdrop", "attn_pdrop", "dropout", "hidden_dropout",
+                          "attention_dropout", "hidden_dropout_prob", "attention_probs_dropout_prob"}) {
+    if (config.contains(key) && config.at(key).is_number() && config.at(key).get<double>() > 0.0)
+      return true;
+  }
+  return false;
+}
+
 ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& name) {
   json_fields::require_object(config, kPath);
   const Arch arch = resolve_architecture(config);
@@ -585,6 +596,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
     case Arch::falcon: m = read_falcon(config); break;
   }
   m.name = name;
+  m.dropout = uses_dropout(config);
   m.validate();
   return m;
 }

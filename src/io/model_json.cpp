@@ -12,7 +12,7 @@ ModelSpec model_from_json(const nlohmann::json& j, const std::string& path) {
                       {"name", "source", "notes", "layers", "hidden", "ffn_hidden", "heads",
                        "kv_heads", "head_dim", "vocab", "max_context", "mlp", "attention", "norm",
                        "position", "tied_embeddings", "linear_bias", "qkv_bias", "embedding_norm",
-                       "attention_sinks", "sliding_window", "moe", "mla"});
+                       "attention_sinks", "dropout", "sliding_window", "moe", "mla"});
   ModelSpec m;
   m.name = get_string_or(j, "name", path, "custom");
   m.layers = get_int(j, "layers", path);
@@ -33,6 +33,7 @@ ModelSpec model_from_json(const nlohmann::json& j, const std::string& path) {
   m.qkv_bias = get_bool_or(j, "qkv_bias", path, false);
   m.embedding_norm = get_bool_or(j, "embedding_norm", path, false);
   m.attention_sinks = get_bool_or(j, "attention_sinks", path, false);
+  m.dropout = get_bool_or(j, "dropout", path, false);
   m.sliding_window = get_int_or(j, "sliding_window", path, 0);
   if (has(j, "moe")) {
     const auto& moe = j.at("moe");
@@ -83,6 +84,7 @@ nlohmann::json model_to_json(const ModelSpec& m) {
       {"qkv_bias", m.qkv_bias},
       {"embedding_norm", m.embedding_norm},
       {"attention_sinks", m.attention_sinks},
+      {"dropout", m.dropout},
       {"sliding_window", m.sliding_window},
   };
   if (m.is_moe())

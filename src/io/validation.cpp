@@ -73,6 +73,7 @@ ModelSpec row_model(const Row& r, std::map<std::string, std::string>& assumed) {
   const bool gpt_style = m.mlp == MlpType::gelu;
   m.norm = gpt_style ? NormType::layernorm : NormType::rmsnorm;
   m.linear_bias = gpt_style;
+  m.dropout = gpt_style;  // Megatron's GPT default (hidden and attention dropout 0.1)
   m.position = gpt_style ? PositionEmbedding::learned : PositionEmbedding::rope;
   m.tied_embeddings = false;
   const std::int64_t experts = r.integer_or("n_experts", 0);

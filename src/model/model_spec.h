@@ -51,6 +51,7 @@ struct ModelSpec {
   bool qkv_bias = false;         // only Q/K/V have biases (Qwen2)
   bool embedding_norm = false;   // a norm right after the embedding (BLOOM)
   bool attention_sinks = false;  // one learned sink logit per head per layer (GPT-OSS)
+  bool dropout = false;          // hidden and attention dropout in training (GPT-3 era Megatron: 0.1)
   std::int64_t sliding_window = 0;  // gqa-swa: window of the local layers (every other layer)
   MoeSpec moe;
   MlaSpec mla;

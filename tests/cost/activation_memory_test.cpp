@@ -30,6 +30,7 @@ ModelSpec gpt_layer(i64 hidden, i64 heads) {
   m.norm = NormType::layernorm;
   m.position = PositionEmbedding::learned;
   m.linear_bias = true;
+  m.dropout = true;  // Korthikanti's accounting includes the dropout masks
   m.validate();
   return m;
 }
