@@ -358,6 +358,14 @@ Estimate estimate(const ModelSpec& m, const Cluster& c, const Plan& p, const Wor
                    all_gather_time_s(w16 * params.expert, edp_ranks, edp_link);
         break;
       case OptimizerSharding::zero3: {
+        if (p.pp > 1) {
+          // Pipelined ZeRO-3 gathers once per step and reduce-scatters once (see memory_model.h).
+          grad_s = reduce_scatter_time_s(g * params.dense, dp_ranks, dp_link) +
+                   reduce_scatter_time_s(g * params.expert, edp_ranks, edp_link);
+          gather_s = all_gather_time_s(w16 * params.dense, dp_ranks, dp_link) +
+                     all_gather_time_s(w16 * params.expert, edp_ranks, edp_link);
+          break;
+        }
         // Every micro-batch gathers the weights before forward and again before backward and
         // reduce-scatters its gradients, prefetched under compute; the first layer's gather
         // cannot hide (Rajbhandari et al. 2020 §5; PyTorch FSDP, Zhao et al. 2023 §3.3).

@@ -9,8 +9,9 @@
 namespace tessera {
 
 namespace {
-// The loss keeps fp32 logits (Korthikanti §4.1: "4 s b v / t") plus the 16-bit logits.
-constexpr double kLogitBytes = units::kBytesFp32 + units::kBytesBf16;
+// At the start of the loss backward the 16-bit logits, the fp32 softmax the loss saved
+// (Korthikanti §4.1: "4 s b v / t") and its fp32 gradient are alive together.
+constexpr double kLogitBytes = units::kBytesBf16 + 2.0 * units::kBytesFp32;
 // ZeRO-3 keeps the layer being computed and the prefetched next one gathered.
 constexpr double kZero3GatheredLayers = 2.0;
 }  // namespace
@@ -54,8 +55,13 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const Workload& 
   const double sharded_params = params.dense / dp + params.expert / edp;
   const double total_params = params.total();
 
-  mem.weights_bytes = kWeightBytesPerParam * (p.zero == OptimizerSharding::zero3 ? sharded_params : total_params);
-  const bool shard_grads = p.zero == OptimizerSharding::zero2 || p.zero == OptimizerSharding::zero3;
+  // ZeRO-3 under pipelining keeps each stage's weights gathered and its gradients unsharded
+  // across the micro-batches of a step (PyTorch FSDP2 as torchtitan drives it with PP:
+  // reshard_after_forward off, gradient reduce-scatter on the last micro-batch only).
+  const bool zero3 = p.zero == OptimizerSharding::zero3;
+  const bool zero3_resident = zero3 && p.pp > 1;
+  mem.weights_bytes = kWeightBytesPerParam * (zero3 && !zero3_resident ? sharded_params : total_params);
+  const bool shard_grads = (p.zero == OptimizerSharding::zero2 || zero3) && !zero3_resident;
   mem.gradients_bytes = kGradBytesPerParam * (shard_grads ? sharded_params : total_params);
   mem.optimizer_bytes = kOptimizerBytesPerParam * (p.zero == OptimizerSharding::none ? total_params : sharded_params);
 
@@ -79,7 +85,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const Workload& 
   const double tokens = shape.seq * shape.micro_batch;
   if (s.has_output_head)
     mem.logits_bytes = kLogitBytes * tokens * static_cast<double>(m.vocab) / static_cast<double>(p.tp);
-  if (p.zero == OptimizerSharding::zero3 && s.layers > 0)
+  if (zero3 && !zero3_resident && s.layers > 0)
     mem.buffers_bytes = kWeightBytesPerParam * kZero3GatheredLayers * total_params / static_cast<double>(s.layers);
   mem.framework_bytes = kFrameworkOverheadBytes;
   return mem;

@@ -1,4 +1,6 @@
-// Per-GPU memory of one pipeline stage: weights, gradients, optimizer state under sharding,
+// Per-GPU memory of one pipeline stage: weights, gradients, optimizer state under sharding
+// (ZeRO-3 with pp > 1 keeps a stage's weights gathered and its gradients unsharded for the whole
+// step, as FSDP2 does under pipelining),
 // in-flight activations (activation_memory.h), logits, buffers and a framework reserve.
 #pragma once
 
