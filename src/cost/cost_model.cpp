@@ -284,51 +284,12 @@ Estimate estimate(const ModelSpec& m, const Cluster& c, const Plan& p, const Wor
     while (special_end < pp - 1 && dense_layers_on_stage(split, special_end, pp, m.moe.dense_layers) > 0)
       ++special_end;
   }
-  double sum_s = 0, max_s = 0;
-  StageCost worst{};
-  std::int64_t worst_stage = 0;
-  auto consider = [&](std::int64_t s, const StageCost& sc, double multiplicity) {
-    const double t = sc.total();
-    sum_s += multiplicity * t;
-    if (t > max_s) {
-      max_s = t;
-      worst = sc;
-      worst_stage = s;
-    }
-  };
-  for (std::int64_t s = 0; s < std::min(special_end, pp); ++s) consider(s, stage_cost(s), 1.0);
-  const std::int64_t middle_count = pp - 1 - special_end;
-  if (middle_count > 0) consider(special_end, stage_cost(special_end), static_cast<double>(middle_count));
-  if (pp > 1) consider(pp - 1, stage_cost(pp - 1), 1.0);
-
   const std::int64_t microbatches = p.microbatches(w);
-  // Pipeline send/recv: each micro-batch's activation (split over tp by sequence parallelism or
-  // Megatron's scatter/gather optimisation, SC'21 §4.1) crosses each stage boundary both ways.
-  double pp_comm_s = 0;
-  if (pp > 1) {
-    const bool split = p.p2p_scatter_gather || p.sequence_parallel;
-    const double p2p = p2p_time_s(kB16 * T * h / (split ? x.tp : 1.0), x.pp_link);
-    const double fill = 2.0 * static_cast<double>(pp - 1) * p2p;
-    // Blocking p2p: a middle stage receives and sends once each way per micro-batch and chunk,
-    // serialised with its compute (DeepSpeed PipelineEngine's RecvActivation / SendActivation /
-    // RecvGrad / SendGrad instructions).
-    const double steady = p.overlap_p2p ? 0.0 : 4.0 * static_cast<double>(p.vpp * microbatches) * p2p;
-    pp_comm_s = fill + steady;
-  }
-  const PipelineTimes pipe = pipeline_closed_form(sum_s, max_s, microbatches, p.vpp);
-
-  // Data parallel: gradient reduction over dp x cp, parameter gather under sharding.
-  StageShape peak_shape;  // of the stage with the most parameters (the worst-case DP traffic)
-  double dp_exposed_s = 0;
-  double optimizer_s = 0;
-  const double dp_group = static_cast<double>(p.dp * p.cp);
-  const GroupLink dp_link = group_link(c, p.tp, p.dp * p.cp);
-  const std::int64_t dp_ranks = p.dp * p.cp;
+  const std::int64_t dp_ranks = p.dp * p.cp;  // gradients are reduced over dp x cp
   const std::int64_t edp_ranks = std::max<std::int64_t>(1, dp_ranks / p.ep);
+  const GroupLink dp_link = group_link(c, p.tp, dp_ranks);
   const GroupLink edp_link = group_link(c, p.tp * p.ep, edp_ranks);
 
-  Estimate e;
-  double peak_bytes = -1;
   auto stage_shape = [&](std::int64_t s) {
     StageShape shape;
     shape.layers = split.physical_stage_layers(s, pp);
@@ -341,46 +302,34 @@ Estimate estimate(const ModelSpec& m, const Cluster& c, const Plan& p, const Wor
     shape.inflight_microbatches = inflight;
     return shape;
   };
-  auto dp_time = [&](std::int64_t s, const StageCost& sc) {
-    const StageParameters params = stage_parameters(m, p, stage_shape(s));
-    double grad_s = 0, gather_s = 0;
+  // Collectives over a stage's parameters: dense ones over dp x cp, expert ones over the
+  // expert-data-parallel group.
+  auto over_params = [&](double (*collective)(double, std::int64_t, const GroupLink&),
+                         double bytes_per_param, const StageParameters& params) {
+    return collective(bytes_per_param * params.dense, dp_ranks, dp_link) +
+           collective(bytes_per_param * params.expert, edp_ranks, edp_link);
+  };
+  auto dp_time = [&](const StageShape& shape, const StageParameters& params, const StageCost& sc) {
     const double g = kGradBytesPerParam, w16 = kWeightBytesPerParam;
-    switch (p.zero) {
-      case OptimizerSharding::none:
-        grad_s = all_reduce_time_s(g * params.dense, dp_ranks, dp_link) +
-                 all_reduce_time_s(g * params.expert, edp_ranks, edp_link);
-        break;
-      case OptimizerSharding::zero1:
-      case OptimizerSharding::zero2:
-        grad_s = reduce_scatter_time_s(g * params.dense, dp_ranks, dp_link) +
-                 reduce_scatter_time_s(g * params.expert, edp_ranks, edp_link);
-        gather_s = all_gather_time_s(w16 * params.dense, dp_ranks, dp_link) +
-                   all_gather_time_s(w16 * params.expert, edp_ranks, edp_link);
-        break;
-      case OptimizerSharding::zero3: {
-        if (p.pp > 1) {
-          // Pipelined ZeRO-3 gathers once per step and reduce-scatters once (see memory_model.h).
-          grad_s = reduce_scatter_time_s(g * params.dense, dp_ranks, dp_link) +
-                   reduce_scatter_time_s(g * params.expert, edp_ranks, edp_link);
-          gather_s = all_gather_time_s(w16 * params.dense, dp_ranks, dp_link) +
-                     all_gather_time_s(w16 * params.expert, edp_ranks, edp_link);
-          break;
-        }
-        // Every micro-batch gathers the weights before forward and again before backward and
-        // reduce-scatters its gradients, prefetched under compute; the first layer's gather
-        // cannot hide (Rajbhandari et al. 2020 §5; PyTorch FSDP, Zhao et al. 2023 §3.3).
-        // With full recompute the recomputed forward gathers the weights a third time.
-        const double gathers = p.recompute == Recompute::full ? 3.0 : 2.0;
-        const double per_mb = gathers * (all_gather_time_s(w16 * params.dense, dp_ranks, dp_link) +
-                                     all_gather_time_s(w16 * params.expert, edp_ranks, edp_link)) +
-                              reduce_scatter_time_s(g * params.dense, dp_ranks, dp_link) +
-                              reduce_scatter_time_s(g * params.expert, edp_ranks, edp_link);
-        const double layers = std::max<double>(1.0, static_cast<double>(split.physical_stage_layers(s, pp)));
-        const double exposed_per_mb = p.overlap_param_gather
-                                          ? std::max(0.0, per_mb - sc.total()) + per_mb / layers
-                                          : per_mb;
-        return exposed_per_mb * static_cast<double>(microbatches);
-      }
+    double grad_s = 0, gather_s = 0;
+    if (p.zero == OptimizerSharding::none) {
+      grad_s = over_params(all_reduce_time_s, g, params);
+    } else if (p.zero != OptimizerSharding::zero3 || p.pp > 1) {
+      // ZeRO-1/2, and pipelined ZeRO-3 (gathers once per step, see memory_model.h).
+      grad_s = over_params(reduce_scatter_time_s, g, params);
+      gather_s = over_params(all_gather_time_s, w16, params);
+    } else {
+      // Every micro-batch gathers the weights before forward and again before backward (and for
+      // the recomputed forward) and reduce-scatters its gradients, prefetched under compute; the
+      // first layer's gather cannot hide (Rajbhandari et al. 2020 §5; Zhao et al. 2023, FSDP §3.3).
+      const double gathers = p.recompute == Recompute::full ? 3.0 : 2.0;
+      const double per_mb = gathers * over_params(all_gather_time_s, w16, params) +
+                            over_params(reduce_scatter_time_s, g, params);
+      const double layers = std::max<double>(1.0, static_cast<double>(shape.layers));
+      const double exposed_per_mb = p.overlap_param_gather
+                                        ? std::max(0.0, per_mb - sc.total()) + per_mb / layers
+                                        : per_mb;
+      return exposed_per_mb * static_cast<double>(microbatches);
     }
     // Overlap: the gradient reduction hides under the last micro-batch's backward; the parameter
     // gather under the next iteration's first forward (Megatron-Core distributed optimizer).
@@ -388,41 +337,57 @@ Estimate estimate(const ModelSpec& m, const Cluster& c, const Plan& p, const Wor
     const double exposed_gather = p.overlap_param_gather ? std::max(0.0, gather_s - sc.fwd_s) : gather_s;
     return exposed_grad + exposed_gather;
   };
-  auto optimizer_time = [&](std::int64_t s) {
-    const StageParameters params = stage_parameters(m, p, stage_shape(s));
+  auto optimizer_time = [&](const StageParameters& params) {
     const double local = p.zero == OptimizerSharding::none
                              ? params.total()
-                             : params.dense / dp_group + params.expert / static_cast<double>(edp_ranks);
+                             : params.dense / static_cast<double>(dp_ranks) +
+                                   params.expert / static_cast<double>(edp_ranks);
     return memory_bound_time_s(kAdamStepBytesPerParam * local, c.gpu);
   };
-  auto memory_of = [&](std::int64_t s) {
-    const MemoryBreakdown mem = stage_memory(m, p, w, stage_shape(s));
+
+  // One pass over the distinct stages: the first, those holding leading dense layers, one
+  // representative of the identical middle stages (with its multiplicity), and the last.
+  Estimate e;
+  double sum_s = 0, max_s = 0, peak_bytes = -1, dp_exposed_s = 0, optimizer_s = 0;
+  StageCost worst{};
+  auto visit = [&](std::int64_t s, double multiplicity) {
+    const StageCost sc = stage_cost(s);
+    const double t = sc.total();
+    sum_s += multiplicity * t;
+    if (t > max_s) {
+      max_s = t;
+      worst = sc;
+    }
+    const StageShape shape = stage_shape(s);
+    const StageParameters params = stage_parameters(m, p, shape);
+    dp_exposed_s = std::max(dp_exposed_s, dp_time(shape, params, sc));
+    optimizer_s = std::max(optimizer_s, optimizer_time(params));
+    const MemoryBreakdown mem = stage_memory(m, p, w, shape);
     if (mem.total() > peak_bytes) {
       peak_bytes = mem.total();
       e.memory = mem;
       e.peak_memory_stage = static_cast<int>(s);
     }
   };
-  for (std::int64_t s = 0; s < std::min(special_end, pp); ++s) {
-    const StageCost sc = stage_cost(s);
-    dp_exposed_s = std::max(dp_exposed_s, dp_time(s, sc));
-    optimizer_s = std::max(optimizer_s, optimizer_time(s));
-    memory_of(s);
-  }
-  if (middle_count > 0) {
-    const StageCost sc = stage_cost(special_end);
-    dp_exposed_s = std::max(dp_exposed_s, dp_time(special_end, sc));
-    optimizer_s = std::max(optimizer_s, optimizer_time(special_end));
-    memory_of(special_end);
-  }
+  for (std::int64_t s = 0; s < std::min(special_end, pp); ++s) visit(s, 1.0);
+  const std::int64_t middle_count = pp - 1 - special_end;
+  if (middle_count > 0) visit(special_end, static_cast<double>(middle_count));
+  if (pp > 1) visit(pp - 1, 1.0);
+
+  // Pipeline send/recv: each micro-batch's activation (split over tp by sequence parallelism or
+  // Megatron's scatter/gather optimisation, SC'21 §4.1) crosses each stage boundary both ways.
+  double pp_comm_s = 0;
   if (pp > 1) {
-    const StageCost sc = stage_cost(pp - 1);
-    dp_exposed_s = std::max(dp_exposed_s, dp_time(pp - 1, sc));
-    optimizer_s = std::max(optimizer_s, optimizer_time(pp - 1));
-    memory_of(pp - 1);
+    const bool split_activation = p.p2p_scatter_gather || p.sequence_parallel;
+    const double p2p = p2p_time_s(kB16 * T * h / (split_activation ? x.tp : 1.0), x.pp_link);
+    const double fill = 2.0 * static_cast<double>(pp - 1) * p2p;
+    // Blocking p2p: a middle stage receives and sends once each way per micro-batch and chunk,
+    // serialised with its compute (DeepSpeed PipelineEngine's RecvActivation / SendActivation /
+    // RecvGrad / SendGrad instructions).
+    const double steady = p.overlap_p2p ? 0.0 : 4.0 * static_cast<double>(p.vpp * microbatches) * p2p;
+    pp_comm_s = fill + steady;
   }
-  (void)worst_stage;
-  (void)peak_shape;
+  const PipelineTimes pipe = pipeline_closed_form(sum_s, max_s, microbatches, p.vpp);
 
   const double mb = static_cast<double>(microbatches);
   e.time.compute_s = mb * worst.compute_s;
