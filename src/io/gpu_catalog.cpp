@@ -3,6 +3,7 @@
 #include <charconv>
 #include <filesystem>
 
+#include "core/checks.h"
 #include "core/error.h"
 #include "io/builtin_data.h"
 #include "io/json_fields.h"
@@ -12,6 +13,10 @@ namespace tessera {
 using namespace json_fields;
 
 namespace {
+
+// Bounds shared with hardware/cluster.cpp's validation.
+constexpr std::int64_t kMaxGpus = 10'000'000;
+constexpr std::int64_t kMaxGpusPerNode = 1024;
 
 GpuSpec gpu_from_json(const nlohmann::json& j, const std::string& path) {
   require_object(j, path);
@@ -48,6 +53,8 @@ std::int64_t parse_count(const std::string& text, const std::string& field) {
   std::int64_t value = 0;
   const auto* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec == std::errc::result_out_of_range)
+    throw Error(field, "'" + text + "' is out of range", "a positive integer up to 10000000");
   if (ec != std::errc() || ptr != end)
     throw Error(field, "'" + text + "' is not a whole number", "a positive integer");
   return value;
@@ -101,9 +108,17 @@ Cluster cluster_from_json(const nlohmann::json& j) {
   GpuSpec gpu = find_gpu(get_string(j, "gpu", path));
   if (has(j, "nvlink_gbps")) gpu.nvlink_gbps = get_number(j, "nvlink_gbps", path);
   const std::int64_t per_node = get_int_or(j, "gpus_per_node", path, gpu.gpus_per_node);
+  require_positive("cluster.gpus_per_node", per_node, kMaxGpusPerNode);
   if (has(j, "gpus") == has(j, "nodes"))
     throw Error("cluster.gpus", "give exactly one of gpus and nodes", "gpus: N or nodes: N");
-  const std::int64_t count = has(j, "gpus") ? get_int(j, "gpus", path) : get_int(j, "nodes", path) * per_node;
+  std::int64_t count = 0;
+  if (has(j, "gpus")) {
+    count = get_int(j, "gpus", path);
+  } else {
+    const std::int64_t nodes = get_int(j, "nodes", path);
+    require_positive("cluster.nodes", nodes, kMaxGpus / per_node);
+    count = nodes * per_node;
+  }
   const double network = get_number_or(j, "network_gbps_per_gpu", path, 0.0);
   if (has(j, "network_gbps_per_gpu") && network <= 0)
     throw Error("cluster.network_gbps_per_gpu", "must be positive", "a number > 0 (Gbit/s)");

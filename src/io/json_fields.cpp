@@ -1,6 +1,7 @@
 #include "io/json_fields.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -27,6 +28,9 @@ Json parse(const std::string& text, const std::string& what) {
 }
 
 std::string read_text_file(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw Error(what, "'" + path + "' is not a readable file", "a path to a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(what, "cannot read file '" + path + "'", "a readable file");
   std::ostringstream buffer;

@@ -73,10 +73,14 @@ PlanRequest build(const std::map<std::string, std::string>& kv, const ModelSpec&
     if (v < 1) throw Error(name, "got " + std::to_string(v), "an integer from 1");
   if (!dp_given) {
     const std::int64_t inner = saturating_product({p.tp, p.pp, p.cp});
-    if (cluster.gpus() % inner != 0)
-      throw Error("dp", "tp*pp*cp = " + std::to_string(inner) + " does not divide the " +
-                            std::to_string(cluster.gpus()) + " GPUs",
+    if (cluster.gpus() % inner != 0) {
+      // Name the first degree that breaks divisibility.
+      const char* field = cluster.gpus() % p.tp != 0 ? "tp"
+                          : cluster.gpus() % saturating_product({p.tp, p.pp}) != 0 ? "pp" : "cp";
+      throw Error(field, "tp*pp*cp = " + std::to_string(inner) + " does not divide the " +
+                             std::to_string(cluster.gpus()) + " GPUs",
                   "tp, pp, cp whose product divides " + std::to_string(cluster.gpus()));
+    }
     p.dp = cluster.gpus() / inner;
   }
   validate_plan(p, model, cluster, r.workload);
@@ -86,6 +90,7 @@ PlanRequest build(const std::map<std::string, std::string>& kv, const ModelSpec&
 std::string json_value_text(const std::string& key, const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
+  if (v.is_number_unsigned()) return std::to_string(v.get<std::uint64_t>());  // range-checked by to_int
   if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
   throw Error("plan." + key, "expected an integer, string or boolean, got " + v.dump(), kKeys);
 }

@@ -1,0 +1,561 @@
+// End-to-end checks of the real `tessera` binary on bad input (../shared/DESIGN.md: "Errors: one
+// line on stderr, exit 2"): every class of bad input exits with status 2, prints exactly one line on
+// stderr that names the offending field, prints nothing on stdout, and never crashes (no signal, no
+// "terminate called", no sanitizer report; under the ASan + UBSan build the binary is sanitized too).
+// Also: a plan that does not fit in memory is an estimate, not an error; and every --json prints
+// exactly one JSON document carrying "schema_version".
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunResult {
+  int exit_code = -1;   // the binary's exit status, when it exited
+  int signal = 0;       // the signal that ended it, when one did
+  bool timed_out = false;
+  std::string out, err;
+};
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  ASSERT_TRUE(out.good()) << "cannot write " << path;
+}
+
+// A scratch folder per test process (ctest runs the tests of this file in parallel processes).
+class CliBadInput : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("tessera_cli_bad_input_" + std::to_string(::getpid()) + "_" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  fs::path file(const std::string& name, const std::string& text) {
+    const fs::path path = dir_ / name;
+    write_file(path, text);
+    return path;
+  }
+
+  // Runs `timeout 60 tessera ARGS...` (no shell, so no quoting), stdout and stderr to files.
+  RunResult run(const std::vector<std::string>& args) {
+    const fs::path out_path = dir_ / "stdout.txt", err_path = dir_ / "stderr.txt";
+    std::vector<std::string> argv_text = {"timeout", "--kill-after=10", "60", TESSERA_BINARY};
+    argv_text.insert(argv_text.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : argv_text) argv.push_back(a.data());
+    argv.push_back(nullptr);
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = 0;
+    const int spawn_rc = posix_spawnp(&pid, "timeout", &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    RunResult r;
+    if (spawn_rc != 0) {
+      ADD_FAILURE() << "posix_spawnp(timeout) failed: " << std::strerror(spawn_rc);
+      return r;
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFSIGNALED(status)) {
+      r.signal = WTERMSIG(status);  // timeout re-raises the signal that killed the binary
+    } else if (WIFEXITED(status)) {
+      r.exit_code = WEXITSTATUS(status);
+      if (r.exit_code == 124 || r.exit_code == 137) r.timed_out = true;
+      else if (r.exit_code > 128) r.signal = r.exit_code - 128;  // a shell-style report of a signal
+    }
+    r.out = read_file(out_path);
+    r.err = read_file(err_path);
+    return r;
+  }
+
+  fs::path dir_;
+};
+
+std::string describe(const RunResult& r) {
+  return "exit=" + std::to_string(r.exit_code) + " signal=" + std::to_string(r.signal) +
+         (r.timed_out ? " TIMED OUT" : "") + "\n--- stdout ---\n" + r.out.substr(0, 2000) +
+         "\n--- stderr ---\n" + r.err.substr(0, 4000);
+}
+
+void expect_no_crash(const RunResult& r) {
+  EXPECT_EQ(r.signal, 0) << "killed by a signal\n" << describe(r);
+  EXPECT_FALSE(r.timed_out) << describe(r);
+  for (const char* marker : {"terminate called", "AddressSanitizer", "LeakSanitizer",
+                             "UndefinedBehaviorSanitizer", "runtime error:", "Segmentation fault",
+                             "core dumped"})
+    EXPECT_EQ(r.err.find(marker), std::string::npos) << "crash marker '" << marker << "'\n" << describe(r);
+}
+
+bool is_word_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// True when `word` stands in `text` on its own (not inside a longer identifier).
+bool contains_word(const std::string& text, const std::string& word) {
+  for (auto pos = text.find(word); pos != std::string::npos; pos = text.find(word, pos + 1)) {
+    const bool left = pos == 0 || !is_word_char(text[pos - 1]);
+    const std::size_t end = pos + word.size();
+    const bool right = end >= text.size() || !is_word_char(text[end]);
+    if (left && right) return true;
+  }
+  return false;
+}
+
+// Exit 2, nothing on stdout, exactly one line on stderr naming one of `fields` before the list of
+// allowed values (which may name every field, so it does not count), and no crash.
+void expect_bad_input(const RunResult& r, std::initializer_list<std::string> fields) {
+  expect_no_crash(r);
+  if (r.signal != 0 || r.timed_out) return;  // already reported; the rest would only repeat it
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_TRUE(r.out.empty()) << "stdout should be empty on an error\n" << describe(r);
+  ASSERT_FALSE(r.err.empty()) << describe(r);
+  EXPECT_EQ(r.err.back(), '\n') << "stderr should end with a newline\n" << describe(r);
+  const std::string line = r.err.substr(0, r.err.find('\n'));
+  EXPECT_EQ(line.size() + 1, r.err.size()) << "stderr should be exactly one line\n" << describe(r);
+  EXPECT_FALSE(line.empty()) << describe(r);
+  const std::string head = line.substr(0, line.find("(allowed:"));
+  bool named = false;
+  std::string wanted;
+  for (const auto& f : fields) {
+    named = named || contains_word(head, f);
+    wanted += (wanted.empty() ? "" : " or ") + f;
+  }
+  EXPECT_TRUE(named) << "stderr should name the field " << wanted << "\n" << describe(r);
+}
+
+constexpr const char* kModel = "llama2-7b";  // 32 heads, 32 layers
+constexpr const char* kCluster = "h100-sxm-80gb:8";
+
+// A valid Tessera model JSON (llama2-7b's shape) with `hidden` set to the given JSON text.
+std::string model_json(const std::string& hidden) {
+  return R"({"name": "m", "layers": 32, "hidden": )" + hidden +
+         R"(, "ffn_hidden": 11008, "heads": 32, "kv_heads": 32, "head_dim": 128, "vocab": 32000,
+  "max_context": 4096, "mlp": "swiglu", "attention": "mha", "norm": "rmsnorm", "position": "rope",
+  "tied_embeddings": false})";
+}
+
+// One row in the ../shared/validation/README.md schema (SC'21 Table 1, GPT 1.7B), so the test does
+// not depend on ../shared being present.
+constexpr const char* kValidationHeader =
+    "id,source,model_name,n_layers,hidden,ffn_hidden,n_heads,n_kv_heads,head_dim,vocab,seq_len,mlp,"
+    "n_experts,top_k,moe_ffn_hidden,n_shared_experts,n_dense_layers,attention,gpu,n_gpus,"
+    "gpus_per_node,inter_node_gbps,tp,pp,dp,cp,ep,vpp,micro_batch,global_batch,sequence_parallel,"
+    "recompute,dist_optimizer,precision,measured_metric,measured_value,mfu_convention,confidence,"
+    "notes\n";
+constexpr const char* kValidationRow =
+    "sc21-t1-1.7b,https://arxiv.org/abs/2104.04473,GPT-1.7B (SC21 Table 1),24,2304,9216,24,24,,51200,"
+    "2048,gelu,,,,,,mha,a100-sxm-80gb,32,8,200,1,1,32,1,1,1,16,512,no,full,none,bf16,"
+    "tflops_per_gpu_megatron,137,,paper,test row\n";
+
+// ---- unknown names ---------------------------------------------------------------------------
+
+TEST_F(CliBadInput, UnknownModel) {
+  expect_bad_input(run({"estimate", "--model", "nosuch", "--cluster", kCluster, "--plan", "gbs=8"}),
+                   {"model"});
+}
+
+TEST_F(CliBadInput, UnknownGpu) {
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", "nosuchgpu:8", "--plan", "gbs=8"}),
+                   {"gpu", "cluster"});
+}
+
+TEST_F(CliBadInput, ClusterWithoutCount) {
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", "h100-sxm-80gb", "--plan", "gbs=8"}),
+                   {"cluster"});
+}
+
+// ---- malformed files -------------------------------------------------------------------------
+
+TEST_F(CliBadInput, MalformedModelJson) {
+  const auto path = file("model.json", R"({"layers": 3,)");
+  expect_bad_input(run({"estimate", "--model", path.string(), "--cluster", kCluster, "--plan", "gbs=8"}),
+                   {"model"});
+}
+
+TEST_F(CliBadInput, EmptyModelJson) {
+  const auto path = file("model.json", "");
+  expect_bad_input(run({"estimate", "--model", path.string(), "--cluster", kCluster, "--plan", "gbs=8"}),
+                   {"model"});
+}
+
+TEST_F(CliBadInput, ModelJsonNotAnObject) {
+  const auto path = file("model.json", "[1, 2]");
+  expect_bad_input(run({"estimate", "--model", path.string(), "--cluster", kCluster, "--plan", "gbs=8"}),
+                   {"model"});
+}
+
+TEST_F(CliBadInput, MalformedPlanJson) {
+  const auto path = file("plan.json", R"({"tp": 2,)");
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", path.string()}),
+                   {"plan"});
+}
+
+TEST_F(CliBadInput, MalformedClusterJson) {
+  const auto path = file("cluster.json", R"({"gpu": "h100-sxm-80gb", "gpus": 8,)");
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", path.string(), "--plan", "gbs=8"}),
+                   {"cluster"});
+}
+
+TEST_F(CliBadInput, UnsupportedHfArchitecture) {
+  const auto path = file("foo-model/config.json", R"({"architectures": ["FooForCausalLM"],
+    "model_type": "foo", "hidden_size": 4096, "intermediate_size": 11008, "num_attention_heads": 32,
+    "num_hidden_layers": 32, "num_key_value_heads": 32, "vocab_size": 32000,
+    "max_position_embeddings": 4096})");
+  expect_bad_input(run({"estimate", "--model", path.string(), "--cluster", kCluster, "--plan", "gbs=8"}),
+                   {"architectures"});
+}
+
+// ---- plans that do not fit the model or the cluster ---------------------------------------------
+
+TEST_F(CliBadInput, TpDoesNotDivideGpuCount) {
+  // tp=3 cannot tile 8 GPUs: the product of the degrees is the problem (reported on tp or dp).
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", "tp=3,gbs=8"}),
+                   {"tp", "dp"});
+}
+
+TEST_F(CliBadInput, TpDoesNotDivideHeads) {
+  // 24 GPUs = tp 3 x dp 8, but 3 does not divide llama2-7b's 32 heads.
+  expect_bad_input(
+      run({"estimate", "--model", kModel, "--cluster", "h100-sxm-80gb:24", "--plan", "tp=3,gbs=24"}),
+      {"tp"});
+}
+
+TEST_F(CliBadInput, DegreesDoNotMultiplyToGpuCount) {
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", "dp=3,gbs=6"}),
+                   {"dp"});
+}
+
+TEST_F(CliBadInput, ZeroGpus) {
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", "h100-sxm-80gb:0", "--plan", "gbs=8"}),
+                   {"gpus", "cluster"});
+}
+
+TEST_F(CliBadInput, NegativeGpus) {
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", "h100-sxm-80gb:-8", "--plan", "gbs=8"}),
+                   {"gpus", "cluster"});
+}
+
+TEST_F(CliBadInput, ZeroGpusInClusterJson) {
+  const auto path = file("cluster.json", R"({"gpu": "h100-sxm-80gb", "gpus": 0})");
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", path.string(), "--plan", "gbs=8"}),
+                   {"gpus", "cluster"});
+}
+
+TEST_F(CliBadInput, SequenceParallelWithoutTensorParallel) {
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", "tp=1,sp=1,gbs=8"}),
+                   {"sp"});
+}
+
+TEST_F(CliBadInput, GlobalBatchNotAMultipleOfDpTimesMicroBatch) {
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", "mb=3,gbs=8"}),
+                   {"gbs", "mb"});
+}
+
+// ---- negative, zero and absurd sizes ----------------------------------------------------------
+
+TEST_F(CliBadInput, NegativeGlobalBatch) {
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", "gbs=-1"}), {"gbs"});
+}
+
+TEST_F(CliBadInput, NegativeMicroBatch) {
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", "mb=-2,gbs=8"}),
+                   {"mb"});
+}
+
+TEST_F(CliBadInput, ZeroSequenceLength) {
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", "seq=0,gbs=8"}),
+                   {"seq"});
+}
+
+TEST_F(CliBadInput, HugeGlobalBatchOverflowsInt64) {
+  expect_bad_input(
+      run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", "gbs=99999999999999999999"}),
+      {"gbs"});
+}
+
+TEST_F(CliBadInput, HugeGlobalBatchInRange) {
+  expect_bad_input(
+      run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", "gbs=1000000000000"}), {"gbs"});
+}
+
+TEST_F(CliBadInput, HugeTensorParallelDegree) {
+  expect_bad_input(
+      run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", "tp=1000000000,gbs=8"}),
+      {"tp", "dp"});
+}
+
+TEST_F(CliBadInput, HugeTensorParallelDegreeWithDp) {
+  expect_bad_input(
+      run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", "tp=1000000000,dp=1,gbs=8"}),
+      {"tp", "dp"});
+}
+
+TEST_F(CliBadInput, DegreeProductOverflowsInt64) {
+  // tp*pp = 2^64: the product must not wrap (to 0, then divide by it).
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan",
+                        "tp=4611686018427387904,pp=4,gbs=8"}),
+                   {"tp", "pp", "dp"});
+}
+
+TEST_F(CliBadInput, HugeGpuCount) {
+  expect_bad_input(
+      run({"estimate", "--model", kModel, "--cluster", "h100-sxm-80gb:99999999999999999999", "--plan", "gbs=8"}),
+      {"gpus", "cluster"});
+}
+
+TEST_F(CliBadInput, NodeCountOverflowsInClusterJson) {
+  // nodes * gpus_per_node = 2^62 * 8 must not wrap.
+  const auto path = file("cluster.json", R"({"gpu": "h100-sxm-80gb", "nodes": 4611686018427387904})");
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", path.string(), "--plan", "gbs=8"}),
+                   {"nodes", "gpus", "cluster"});
+}
+
+TEST_F(CliBadInput, NegativeGpusPerNodeInClusterJson) {
+  const auto path = file("cluster.json", R"({"gpu": "h100-sxm-80gb", "nodes": 2, "gpus_per_node": -4})");
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", path.string(), "--plan", "gbs=8"}),
+                   {"gpus_per_node"});
+}
+
+TEST_F(CliBadInput, ModelHiddenHuge) {
+  const auto path = file("model.json", model_json("1e300"));
+  expect_bad_input(run({"estimate", "--model", path.string(), "--cluster", kCluster, "--plan", "gbs=8"}),
+                   {"hidden"});
+}
+
+TEST_F(CliBadInput, ModelHiddenZero) {
+  const auto path = file("model.json", model_json("0"));
+  expect_bad_input(run({"estimate", "--model", path.string(), "--cluster", kCluster, "--plan", "gbs=8"}),
+                   {"hidden"});
+}
+
+TEST_F(CliBadInput, ModelHiddenNegative) {
+  const auto path = file("model.json", model_json("-4096"));
+  expect_bad_input(run({"estimate", "--model", path.string(), "--cluster", kCluster, "--plan", "gbs=8"}),
+                   {"hidden"});
+}
+
+TEST_F(CliBadInput, ModelHiddenFractional) {
+  const auto path = file("model.json", model_json("4096.5"));
+  expect_bad_input(run({"estimate", "--model", path.string(), "--cluster", kCluster, "--plan", "gbs=8"}),
+                   {"hidden"});
+}
+
+TEST_F(CliBadInput, ModelHiddenString) {
+  const auto path = file("model.json", model_json(R"("4096")"));
+  expect_bad_input(run({"estimate", "--model", path.string(), "--cluster", kCluster, "--plan", "gbs=8"}),
+                   {"hidden"});
+}
+
+// ---- malformed plan text ----------------------------------------------------------------------
+
+TEST_F(CliBadInput, UnknownPlanKey) {
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", "gbs=8,foo=1"}),
+                   {"foo"});
+}
+
+TEST_F(CliBadInput, UnknownPlanKeyInJson) {
+  const auto path = file("plan.json", R"({"gbs": 8, "foo": 1})");
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", path.string()}),
+                   {"foo"});
+}
+
+TEST_F(CliBadInput, NonIntegerValue) {
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", "tp=two,gbs=8"}),
+                   {"tp"});
+}
+
+TEST_F(CliBadInput, FractionalValueInPlanJson) {
+  const auto path = file("plan.json", R"({"tp": 3.5, "gbs": 8})");
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", path.string()}),
+                   {"tp"});
+}
+
+TEST_F(CliBadInput, NegativeValueInPlanJson) {
+  const auto path = file("plan.json", R"({"gbs": -1})");
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", path.string()}),
+                   {"gbs"});
+}
+
+TEST_F(CliBadInput, UnknownRecomputeValue) {
+  expect_bad_input(
+      run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", "recompute=sometimes,gbs=8"}),
+      {"recompute"});
+}
+
+TEST_F(CliBadInput, UnknownSwitchValue) {
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", "sp=maybe,gbs=8"}),
+                   {"sp"});
+}
+
+TEST_F(CliBadInput, PlanItemWithoutEquals) {
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", "gbs"}), {"plan"});
+}
+
+TEST_F(CliBadInput, PlanKeyGivenTwice) {
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", "gbs=8,gbs=16"}),
+                   {"gbs"});
+}
+
+TEST_F(CliBadInput, PlanWithoutGlobalBatch) {
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", "tp=2"}), {"gbs"});
+}
+
+// ---- validate ---------------------------------------------------------------------------------
+
+TEST_F(CliBadInput, MissingValidationCsv) {
+  const auto path = dir_ / "nosuch.csv";
+  expect_bad_input(run({"validate", path.string()}), {"file", "nosuch.csv"});
+}
+
+TEST_F(CliBadInput, ValidationCsvWithWrongFieldCount) {
+  const auto path = file("wrong_fields.csv", std::string(kValidationHeader) + "only,three,fields\n");
+  expect_bad_input(run({"validate", path.string()}), {"wrong_fields.csv", "row"});
+}
+
+TEST_F(CliBadInput, ValidationCsvUnterminatedQuote) {
+  const auto path = file("unterminated.csv", std::string(kValidationHeader) + "\"sc21,unterminated\n");
+  expect_bad_input(run({"validate", path.string()}), {"unterminated.csv"});
+}
+
+TEST_F(CliBadInput, EmptyValidationCsv) {
+  const auto path = file("empty.csv", "");
+  expect_bad_input(run({"validate", path.string()}), {"empty.csv"});
+}
+
+// ---- a plan that does not fit is an answer, not an error ----------------------------------------
+
+TEST_F(CliBadInput, PlanThatDoesNotFitIsAnEstimate) {
+  const RunResult r = run({"estimate", "--model", "llama3.1-405b", "--cluster", kCluster, "--plan",
+                           "tp=8,gbs=8,seq=8192", "--json"});
+  expect_no_crash(r);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(r.err.empty()) << describe(r);
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("fits")) << r.out;
+  EXPECT_EQ(j.at("fits"), false) << r.out;
+  EXPECT_GT(j.at("peak_memory_gib").get<double>(), 80.0);
+}
+
+TEST_F(CliBadInput, PlanThatDoesNotFitPrintsATable) {
+  const RunResult r =
+      run({"estimate", "--model", "llama3.1-405b", "--cluster", kCluster, "--plan", "tp=8,gbs=8,seq=8192"});
+  expect_no_crash(r);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_FALSE(r.out.empty()) << describe(r);
+  EXPECT_TRUE(r.err.empty()) << describe(r);
+}
+
+// ---- --json prints exactly one document -------------------------------------------------------
+
+// Parses all of stdout as one JSON document (nlohmann rejects anything after it but whitespace).
+nlohmann::json one_json_document(const RunResult& r) {
+  expect_no_crash(r);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(r.err.empty()) << describe(r);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(r.out);
+  } catch (const nlohmann::json::exception& e) {
+    ADD_FAILURE() << "stdout is not exactly one JSON document: " << e.what() << "\n" << describe(r);
+    return nlohmann::json::object();
+  }
+  EXPECT_TRUE(j.is_object()) << r.out.substr(0, 2000);
+  EXPECT_TRUE(j.contains("schema_version")) << r.out.substr(0, 2000);
+  return j;
+}
+
+TEST_F(CliBadInput, ModelsJsonIsOneDocument) {
+  const auto j = one_json_document(run({"models", "--json"}));
+  ASSERT_TRUE(j.contains("models"));
+  EXPECT_FALSE(j.at("models").empty());
+}
+
+TEST_F(CliBadInput, GpusJsonIsOneDocument) {
+  const auto j = one_json_document(run({"gpus", "--json"}));
+  ASSERT_TRUE(j.contains("gpus"));
+  EXPECT_FALSE(j.at("gpus").empty());
+}
+
+TEST_F(CliBadInput, ValidateJsonIsOneDocument) {
+  const auto path = file("runs.csv", std::string(kValidationHeader) + kValidationRow);
+  const auto j = one_json_document(run({"validate", path.string(), "--json"}));
+  EXPECT_TRUE(j.contains("rows"));
+  EXPECT_TRUE(j.contains("summary"));
+}
+
+void expect_estimate_keys(const nlohmann::json& j) {
+  for (const char* key : {"iteration_time_s", "tokens_per_s", "mfu", "hfu", "model_tflops_per_gpu",
+                          "peak_memory_gib", "fits", "breakdown", "memory"})
+    EXPECT_TRUE(j.contains(key)) << "estimate --json lacks \"" << key << "\"";
+  EXPECT_TRUE(j.value("breakdown", nlohmann::json()).is_object());
+  EXPECT_TRUE(j.value("memory", nlohmann::json()).is_object());
+}
+
+TEST_F(CliBadInput, EstimateJsonIsOneDocumentWithTheDocumentedKeys) {
+  expect_estimate_keys(one_json_document(
+      run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", "tp=2,gbs=8", "--json"})));
+}
+
+TEST_F(CliBadInput, DefaultEstimateJsonIsOneDocument) {
+  expect_estimate_keys(one_json_document(run({"estimate", "--json"})));
+}
+
+TEST_F(CliBadInput, DefaultEstimateRuns) {
+  const RunResult r = run({"estimate"});
+  expect_no_crash(r);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_FALSE(r.out.empty());
+}
+
+// ---- the command line itself ------------------------------------------------------------------
+
+TEST_F(CliBadInput, UnknownOptionIsOneLine) {
+  const RunResult r = run({"estimate", "--bogus"});
+  expect_no_crash(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << describe(r);
+  EXPECT_NE(r.err.find("--bogus"), std::string::npos) << describe(r);
+}
+
+}  // namespace
