@@ -47,7 +47,9 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
                         {"p90_abs_error_pct", s.p90_abs_error_pct},
                         {"max_abs_error_pct", s.max_abs_error_pct},
                         {"mean_group_spearman", s.mean_group_spearman},
-                        {"spearman_groups", s.spearman_groups}};
+                        {"spearman_groups", s.spearman_groups},
+                        {"mean_model_gpus_spearman", s.mean_model_gpus_spearman},
+                        {"model_gpus_groups", s.model_gpus_groups}};
       fmt::print("{}\n", out.dump(2));
       return 0;
     }
@@ -64,6 +66,9 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
     if (s.spearman_groups > 0)
       fmt::print("mean Spearman rank correlation over {} groups of equal (model, GPUs, batch): {:.3f}\n",
                  s.spearman_groups, s.mean_group_spearman);
+    if (s.model_gpus_groups > 0)
+      fmt::print("mean Spearman rank correlation over {} groups of equal (model, GPUs): {:.3f}\n",
+                 s.model_gpus_groups, s.mean_model_gpus_spearman);
     return 0;
   });
 }

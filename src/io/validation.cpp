@@ -323,19 +323,27 @@ ValidationReport validate_runs(const CsvTable& table) {
   s.p90_abs_error_pct = percentile(abs_errors, 90);
   s.max_abs_error_pct = abs_errors.empty() ? 0.0 : *std::max_element(abs_errors.begin(), abs_errors.end());
 
-  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> groups;
-  for (const auto& row : report.rows) {
-    auto& g = groups[fmt::format("{}|{}|{}", row.model_name, row.n_gpus, row.global_batch)];
-    g.first.push_back(row.predicted_time_s);
-    g.second.push_back(row.measured_time_s);
-  }
-  double total = 0;
-  for (const auto& [key, g] : groups) {
-    if (g.first.size() < 3) continue;
-    total += spearman(g.first, g.second);
-    ++s.spearman_groups;
-  }
-  s.mean_group_spearman = s.spearman_groups ? total / static_cast<double>(s.spearman_groups) : 0.0;
+  // Mean Spearman correlation over groups of rows sharing `key`, groups of 3 or more rows.
+  auto mean_spearman = [&](auto key, double& mean, std::size_t& count) {
+    std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> groups;
+    for (const auto& row : report.rows) {
+      auto& g = groups[key(row)];
+      g.first.push_back(row.predicted_time_s);
+      g.second.push_back(row.measured_time_s);
+    }
+    double total = 0;
+    count = 0;
+    for (const auto& [name, g] : groups) {
+      if (g.first.size() < 3) continue;
+      total += spearman(g.first, g.second);
+      ++count;
+    }
+    mean = count ? total / static_cast<double>(count) : 0.0;
+  };
+  mean_spearman([](const ValidationResult& r) { return fmt::format("{}|{}|{}", r.model_name, r.n_gpus, r.global_batch); },
+                s.mean_group_spearman, s.spearman_groups);
+  mean_spearman([](const ValidationResult& r) { return fmt::format("{}|{}", r.model_name, r.n_gpus); },
+                s.mean_model_gpus_spearman, s.model_gpus_groups);
   return report;
 }
 

@@ -44,6 +44,9 @@ struct ValidationSummary {
   // correlation between predicted and measured iteration time.
   double mean_group_spearman = 0;
   std::size_t spearman_groups = 0;
+  // The same over groups of equal (model, n_gpus) only (plans that also differ in batch size).
+  double mean_model_gpus_spearman = 0;
+  std::size_t model_gpus_groups = 0;
 };
 
 struct ValidationReport {
