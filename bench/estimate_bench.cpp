@@ -1,5 +1,6 @@
-// Throughput of the analytical cost model: the planner ranks plans with it, so it must sustain
-// >= 1,000,000 estimates per second on one core for a 70B dense model (issue 2).
+// Throughput of the cost model. The analytical path (closed-form pipeline) ranks plans in the
+// planner and must sustain >= 1,000,000 estimates per second on one core for a 70B dense model
+// (issues 2 and 3); the simulated path (what `tessera estimate` prints) is memoised.
 #include <benchmark/benchmark.h>
 
 #include "cost/cost_model.h"
@@ -8,52 +9,58 @@
 
 namespace {
 
-void BM_EstimateLlama70B(benchmark::State& state) {
-  const tessera::ModelSpec model = tessera::builtin_model("llama3-70b");
-  const tessera::Cluster cluster = tessera::make_cluster(tessera::find_gpu("h100-sxm-80gb"), 1024);
+struct Job {
+  tessera::ModelSpec model;
+  tessera::Cluster cluster;
   tessera::Plan plan;
-  plan.tp = 8;
-  plan.pp = 4;
-  plan.dp = 32;
-  plan.vpp = 5;
-  plan.micro_batch = 1;
-  plan.sequence_parallel = true;
-  plan.recompute = tessera::Recompute::selective;
-  plan.zero = tessera::OptimizerSharding::zero1;
-  const tessera::Workload workload{1024, 8192};
-  tessera::validate_plan(plan, model, cluster, workload);
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(plan);
-    const tessera::Estimate e = tessera::estimate(model, cluster, plan, workload);
-    benchmark::DoNotOptimize(e.iteration_time_s);
-  }
-  state.SetItemsProcessed(state.iterations());
-}
-BENCHMARK(BM_EstimateLlama70B);
+  tessera::Workload workload;
+};
 
-void BM_EstimateDeepSeekV3(benchmark::State& state) {
-  const tessera::ModelSpec model = tessera::builtin_model("deepseek-v3");
-  const tessera::Cluster cluster = tessera::make_cluster(tessera::find_gpu("h800"), 2048);
-  tessera::Plan plan;
-  plan.tp = 1;
-  plan.pp = 16;
-  plan.dp = 128;
-  plan.ep = 64;
-  plan.micro_batch = 1;
-  plan.recompute = tessera::Recompute::full;
-  plan.zero = tessera::OptimizerSharding::zero1;
-  plan.first_stage_layers = 4;
-  plan.last_stage_layers = 0;
-  const tessera::Workload workload{15360, 4096};
-  plan.first_stage_layers = 0;
-  tessera::validate_plan(plan, model, cluster, workload);
+Job llama70b() {
+  Job j{tessera::builtin_model("llama3-70b"),
+        tessera::make_cluster(tessera::find_gpu("h100-sxm-80gb"), 1024), {}, {1024, 8192}};
+  j.plan.tp = 8;
+  j.plan.pp = 4;
+  j.plan.dp = 32;
+  j.plan.vpp = 5;
+  j.plan.micro_batch = 1;
+  j.plan.sequence_parallel = true;
+  j.plan.recompute = tessera::Recompute::selective;
+  j.plan.zero = tessera::OptimizerSharding::zero1;
+  tessera::validate_plan(j.plan, j.model, j.cluster, j.workload);
+  return j;
+}
+
+Job deepseek_v3() {
+  Job j{tessera::builtin_model("deepseek-v3"),
+        tessera::make_cluster(tessera::find_gpu("h800"), 2048), {}, {15360, 4096}};
+  j.plan.tp = 1;
+  j.plan.pp = 16;
+  j.plan.dp = 128;
+  j.plan.ep = 64;
+  j.plan.micro_batch = 1;
+  j.plan.recompute = tessera::Recompute::full;
+  j.plan.zero = tessera::OptimizerSharding::zero1;
+  tessera::validate_plan(j.plan, j.model, j.cluster, j.workload);
+  return j;
+}
+
+template <tessera::Estimate (*Estimator)(const tessera::ModelSpec&, const tessera::Cluster&,
+                                         const tessera::Plan&, const tessera::Workload&)>
+void run(benchmark::State& state, const Job& j) {
   for (auto _ : state) {
-    benchmark::DoNotOptimize(plan);
-    const tessera::Estimate e = tessera::estimate(model, cluster, plan, workload);
+    const tessera::Estimate e = Estimator(j.model, j.cluster, j.plan, j.workload);
     benchmark::DoNotOptimize(e.iteration_time_s);
   }
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_EstimateDeepSeekV3);
+
+void BM_AnalyticalLlama70B(benchmark::State& state) { run<tessera::estimate_analytical>(state, llama70b()); }
+BENCHMARK(BM_AnalyticalLlama70B);
+void BM_AnalyticalDeepSeekV3(benchmark::State& state) { run<tessera::estimate_analytical>(state, deepseek_v3()); }
+BENCHMARK(BM_AnalyticalDeepSeekV3);
+// Memoised after the first call: a hash of the pipeline's costs and a table lookup.
+void BM_SimulatedLlama70B(benchmark::State& state) { run<tessera::estimate>(state, llama70b()); }
+BENCHMARK(BM_SimulatedLlama70B);
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/subcommands.h"
+#include "core/error.h"
 #include "io/csv_table.h"
 #include "io/estimate_report.h"
 #include "io/json_fields.h"
@@ -16,14 +17,20 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
   auto* sub = app.add_subcommand("validate", "Compare predictions with published measured runs");
   struct Options {
     std::string file;
+    std::string pipeline = "simulated";
     bool json = false;
   };
   auto o = std::make_shared<Options>();
   sub->add_option("file", o->file, "Validation CSV (../shared/validation/README.md schema)")->required();
   sub->add_flag("--json", o->json, "Print one JSON document");
+  sub->add_option("--pipeline", o->pipeline, "Pipeline term: simulated (default) or closed-form")
+      ->capture_default_str();
   commands.add(sub, [o]() {
+    if (o->pipeline != "simulated" && o->pipeline != "closed-form")
+      throw Error("--pipeline", "unknown value '" + o->pipeline + "'", "simulated, closed-form");
     const CsvTable table = parse_csv(json_fields::read_text_file(o->file, "file"), o->file);
-    const ValidationReport report = validate_runs(table);
+    const ValidationReport report = validate_runs(
+        table, o->pipeline == "simulated" ? PipelineModel::simulated : PipelineModel::closed_form);
     const auto& s = report.summary;
     if (o->json) {
       nlohmann::json out = {{"schema_version", kSchemaVersion},

@@ -1,7 +1,9 @@
 #include "cost/cost_model.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <unordered_map>
 
 #include "cost/collective_cost.h"
 #include "cost/compute_cost.h"
@@ -10,6 +12,7 @@
 #include "model/flops.h"
 #include "model/parameter_count.h"
 #include "schedule/pipeline_bubble.h"
+#include "schedule/pipeline_simulator.h"
 
 namespace tessera {
 
@@ -219,9 +222,62 @@ std::int64_t dense_layers_on_stage(const LayerSplit& split, std::int64_t s, std:
   return dense;
 }
 
+// Reused simulation inputs and simulator (per thread: the planner evaluates in parallel).
+PipelineCosts& simulation_costs() {
+  thread_local PipelineCosts costs;
+  return costs;
+}
+PipelineSimulator& simulator() {
+  thread_local PipelineSimulator sim;
+  return sim;
+}
+
+double simulate_into(const PipelineCosts& costs, Timeline& timeline, double& pipeline_s) {
+  timeline = simulator().run(costs);
+  pipeline_s = timeline.pipeline_makespan_s;
+  return timeline.makespan_s;
+}
+
+// Memoised simulation, keyed by a 64-bit hash (FNV-1a) of the schedule, shape and every cost:
+// the planner re-scores the same pipelines many times.
+double memoised_makespan(const PipelineCosts& costs, double& pipeline_s) {
+  constexpr std::size_t kMaxEntries = 1 << 14;
+  thread_local std::unordered_map<std::uint64_t, std::pair<double, double>> memo;
+  std::uint64_t hash = 1469598103934665603ULL;
+  auto mix = [&hash](std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      hash ^= (v >> (8 * i)) & 0xFF;
+      hash *= 1099511628211ULL;
+    }
+  };
+  auto mix_double = [&mix](double d) { mix(std::bit_cast<std::uint64_t>(d)); };
+  mix(static_cast<std::uint64_t>(costs.schedule));
+  mix(static_cast<std::uint64_t>(costs.stages));
+  mix(static_cast<std::uint64_t>(costs.microbatches));
+  mix(static_cast<std::uint64_t>(costs.chunks));
+  mix(costs.dp_sync_overlap ? 1 : 0);
+  // Costs are uniform over micro-batches here: one value per virtual stage suffices.
+  const std::size_t m = static_cast<std::size_t>(costs.microbatches);
+  for (std::size_t k = 0; k < costs.virtual_stages(); ++k) {
+    mix_double(costs.forward_s[k * m]);
+    mix_double(costs.backward_s[k * m]);
+  }
+  for (double v : costs.p2p_s) mix_double(v);
+  for (double v : costs.dp_sync_s) mix_double(v);
+  if (const auto it = memo.find(hash); it != memo.end()) {
+    pipeline_s = it->second.second;
+    return it->second.first;
+  }
+  const double with_sync = simulator().makespan(costs, &pipeline_s);
+  if (memo.size() >= kMaxEntries) memo.clear();
+  memo.emplace(hash, std::make_pair(with_sync, pipeline_s));
+  return with_sync;
+}
+
 }  // namespace
 
-Estimate estimate(const ModelSpec& m, const Cluster& c, const Plan& p, const Workload& w) {
+Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, const Workload& w,
+                       PipelineModel mode, Timeline* timeline) {
   Context x{m, c, p, w, p.precision == Precision::fp8,
             static_cast<double>(p.micro_batch) * static_cast<double>(w.seq_len) / static_cast<double>(p.cp),
             static_cast<double>(p.tp), {}, {}, {}, {}};
@@ -259,20 +315,36 @@ Estimate estimate(const ModelSpec& m, const Cluster& c, const Plan& p, const Wor
     head.bwd_s = head.compute_s - gemm - loss / 2.0 + head.tp_s / 2.0;
   }
 
+  // Cost of one micro-batch on virtual stage k (chunk k / pp of physical stage k % pp): its
+  // layers, the embedding on the first, the output layer and loss on the last.
+  const std::int64_t virtual_stages = split.virtual_stages;
+  auto add_extra = [](StageCost& sc, const StageCost& e) {
+    sc.compute_s += e.compute_s;
+    sc.tp_s += e.tp_s;
+    sc.fwd_s += e.fwd_s;
+    sc.bwd_s += e.bwd_s;
+  };
+  auto chunk_cost = [&](std::int64_t k) {
+    StageCost sc;
+    const std::int64_t start = k == 0 ? 0 : split.first + (k - 1) * split.middle;
+    const std::int64_t length = k == 0 ? split.first : (k == virtual_stages - 1 ? split.last : split.middle);
+    const std::int64_t dense =
+        any_moe ? std::clamp<std::int64_t>(m.moe.dense_layers - start, 0, length) : length;
+    add_layers(sc, dense_layer, static_cast<double>(dense));
+    add_layers(sc, moe_layer, static_cast<double>(length - dense));
+    if (k == 0) add_extra(sc, embed);
+    if (k == virtual_stages - 1) add_extra(sc, head);
+    return sc;
+  };
   auto stage_cost = [&](std::int64_t s) {
     StageCost sc;
-    const std::int64_t layers = split.physical_stage_layers(s, p.pp);
-    const std::int64_t dense = any_moe ? dense_layers_on_stage(split, s, p.pp, m.moe.dense_layers) : layers;
-    add_layers(sc, dense_layer, static_cast<double>(dense));
-    add_layers(sc, moe_layer, static_cast<double>(layers - dense));
-    auto add = [&](const StageCost& e) {
-      sc.compute_s += e.compute_s;
-      sc.tp_s += e.tp_s;
-      sc.fwd_s += e.fwd_s;
-      sc.bwd_s += e.bwd_s;
-    };
-    if (s == 0) add(embed);
-    if (s == p.pp - 1) add(head);
+    for (std::int64_t k = s; k < virtual_stages; k += p.pp) {
+      const StageCost chunk = chunk_cost(k);
+      add_extra(sc, chunk);
+      sc.recompute_s += chunk.recompute_s;
+      sc.cp_s += chunk.cp_s;
+      sc.ep_s += chunk.ep_s;
+    }
     return sc;
   };
 
@@ -309,14 +381,23 @@ Estimate estimate(const ModelSpec& m, const Cluster& c, const Plan& p, const Wor
     return collective(bytes_per_param * params.dense, dp_ranks, dp_link) +
            collective(bytes_per_param * params.expert, edp_ranks, edp_link);
   };
+  // Data-parallel traffic of one stage: the gradient reduction at the end of the step (`sync_s`,
+  // which may overlap the last backward), the exposed part of that reduction by the closed form,
+  // and exposure outside it (parameter gather before the next step, ZeRO-3 per micro-batch).
+  struct DpTime {
+    double sync_s = 0;
+    double sync_exposed_s = 0;
+    double other_exposed_s = 0;
+  };
   auto dp_time = [&](const StageShape& shape, const StageParameters& params, const StageCost& sc) {
     const double g = kGradBytesPerParam, w16 = kWeightBytesPerParam;
-    double grad_s = 0, gather_s = 0;
+    DpTime t;
+    double gather_s = 0;
     if (p.zero == OptimizerSharding::none) {
-      grad_s = over_params(all_reduce_time_s, g, params);
+      t.sync_s = over_params(all_reduce_time_s, g, params);
     } else if (p.zero != OptimizerSharding::zero3 || p.pp > 1) {
       // ZeRO-1/2, and pipelined ZeRO-3 (gathers once per step, see memory_model.h).
-      grad_s = over_params(reduce_scatter_time_s, g, params);
+      t.sync_s = over_params(reduce_scatter_time_s, g, params);
       gather_s = over_params(all_gather_time_s, w16, params);
     } else {
       // Every micro-batch gathers the weights before forward and again before backward (and for
@@ -329,13 +410,14 @@ Estimate estimate(const ModelSpec& m, const Cluster& c, const Plan& p, const Wor
       const double exposed_per_mb = p.overlap_param_gather
                                         ? std::max(0.0, per_mb - sc.total()) + per_mb / layers
                                         : per_mb;
-      return exposed_per_mb * static_cast<double>(microbatches);
+      t.other_exposed_s = exposed_per_mb * static_cast<double>(microbatches);
+      return t;
     }
     // Overlap: the gradient reduction hides under the last micro-batch's backward; the parameter
     // gather under the next iteration's first forward (Megatron-Core distributed optimizer).
-    const double exposed_grad = p.overlap_grad_reduce ? std::max(0.0, grad_s - sc.bwd_s) : grad_s;
-    const double exposed_gather = p.overlap_param_gather ? std::max(0.0, gather_s - sc.fwd_s) : gather_s;
-    return exposed_grad + exposed_gather;
+    t.sync_exposed_s = p.overlap_grad_reduce ? std::max(0.0, t.sync_s - sc.bwd_s) : t.sync_s;
+    t.other_exposed_s = p.overlap_param_gather ? std::max(0.0, gather_s - sc.fwd_s) : gather_s;
+    return t;
   };
   auto optimizer_time = [&](const StageParameters& params) {
     const double local = p.zero == OptimizerSharding::none
@@ -348,7 +430,8 @@ Estimate estimate(const ModelSpec& m, const Cluster& c, const Plan& p, const Wor
   // One pass over the distinct stages: the first, those holding leading dense layers, one
   // representative of the identical middle stages (with its multiplicity), and the last.
   Estimate e;
-  double sum_s = 0, max_s = 0, peak_bytes = -1, dp_exposed_s = 0, optimizer_s = 0;
+  double sum_s = 0, max_s = 0, peak_bytes = -1, dp_exposed_s = 0, dp_other_s = 0, optimizer_s = 0;
+  double sync_first = 0, sync_middle = 0, sync_last = 0;  // per representative stage, for the simulator
   StageCost worst{};
   auto visit = [&](std::int64_t s, double multiplicity) {
     const StageCost sc = stage_cost(s);
@@ -360,7 +443,10 @@ Estimate estimate(const ModelSpec& m, const Cluster& c, const Plan& p, const Wor
     }
     const StageShape shape = stage_shape(s);
     const StageParameters params = stage_parameters(m, p, shape);
-    dp_exposed_s = std::max(dp_exposed_s, dp_time(shape, params, sc));
+    const DpTime dp = dp_time(shape, params, sc);
+    dp_exposed_s = std::max(dp_exposed_s, dp.sync_exposed_s + dp.other_exposed_s);
+    dp_other_s = std::max(dp_other_s, dp.other_exposed_s);
+    (s == 0 ? sync_first : s == pp - 1 ? sync_last : sync_middle) = dp.sync_s;
     optimizer_s = std::max(optimizer_s, optimizer_time(params));
     const MemoryBreakdown mem = stage_memory(m, p, w, shape);
     if (mem.total() > peak_bytes) {
@@ -376,10 +462,11 @@ Estimate estimate(const ModelSpec& m, const Cluster& c, const Plan& p, const Wor
 
   // Pipeline send/recv: each micro-batch's activation (split over tp by sequence parallelism or
   // Megatron's scatter/gather optimisation, SC'21 §4.1) crosses each stage boundary both ways.
-  double pp_comm_s = 0;
+  double pp_comm_s = 0, p2p_s = 0;
   if (pp > 1) {
     const bool split_activation = p.p2p_scatter_gather || p.sequence_parallel;
     const double p2p = p2p_time_s(kB16 * T * h / (split_activation ? x.tp : 1.0), x.pp_link);
+    p2p_s = p2p;
     const double fill = 2.0 * static_cast<double>(pp - 1) * p2p;
     // Blocking p2p: a middle stage receives and sends once each way per micro-batch and chunk,
     // serialised with its compute (DeepSpeed PipelineEngine's RecvActivation / SendActivation /
@@ -395,11 +482,55 @@ Estimate estimate(const ModelSpec& m, const Cluster& c, const Plan& p, const Wor
   e.time.tp_comm_s = mb * worst.tp_s;
   e.time.cp_comm_s = mb * worst.cp_s;
   e.time.ep_comm_s = mb * worst.ep_s;
-  e.time.bubble_s = pipe.bubble_s;
-  e.time.pp_comm_s = pp_comm_s;
-  e.time.dp_comm_s = dp_exposed_s;
   e.time.optimizer_s = optimizer_s;
-  e.iteration_time_s = pipe.makespan_s + pp_comm_s + dp_exposed_s + optimizer_s;
+  if (mode == PipelineModel::closed_form) {
+    e.time.bubble_s = pipe.bubble_s;
+    e.time.pp_comm_s = pp_comm_s;
+    e.time.dp_comm_s = dp_exposed_s;
+    e.iteration_time_s = pipe.makespan_s + pp_comm_s + dp_exposed_s + optimizer_s;
+  } else {
+    // The event-driven simulation of this plan's pipeline (schedule/pipeline_simulator.h) with
+    // each virtual stage's costs, the p2p time per boundary and each stage's gradient sync.
+    PipelineCosts& costs = simulation_costs();
+    costs.schedule = p.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+    costs.stages = static_cast<int>(pp);
+    costs.microbatches = static_cast<int>(microbatches);
+    costs.chunks = static_cast<int>(p.vpp);
+    const std::size_t slots = static_cast<std::size_t>(virtual_stages * microbatches);
+    costs.forward_s.resize(slots);
+    costs.backward_s.resize(slots);
+    costs.weight_s.clear();
+    // Blocking p2p occupies the stage for a receive and a send around every op.
+    const double blocking = p.overlap_p2p ? 0.0 : 2.0 * p2p_s;
+    for (std::int64_t k = 0; k < virtual_stages; ++k) {
+      const StageCost chunk = chunk_cost(k);
+      const auto first = costs.forward_s.begin() + k * microbatches;
+      std::fill(first, first + microbatches, chunk.fwd_s + blocking);
+      const auto firstb = costs.backward_s.begin() + k * microbatches;
+      std::fill(firstb, firstb + microbatches, chunk.bwd_s + blocking);
+    }
+    costs.p2p_s.assign(static_cast<std::size_t>(pp), p2p_s);
+    costs.dp_sync_s.resize(static_cast<std::size_t>(pp));
+    for (std::int64_t s = 0; s < pp; ++s)
+      costs.dp_sync_s[static_cast<std::size_t>(s)] = s == 0 ? sync_first : (s == pp - 1 ? sync_last : sync_middle);
+    if (pp > 1 && special_end > 1) {
+      // Stages holding leading dense layers: their own sync (rare; MoE models only).
+      for (std::int64_t s = 1; s < std::min(special_end, pp - 1); ++s) {
+        const StageShape shape = stage_shape(s);
+        costs.dp_sync_s[static_cast<std::size_t>(s)] = dp_time(shape, stage_parameters(m, p, shape), stage_cost(s)).sync_s;
+      }
+    }
+    costs.dp_sync_overlap = p.overlap_grad_reduce;
+    double pipeline_s = 0;
+    const double with_sync_s = timeline != nullptr ? simulate_into(costs, *timeline, pipeline_s)
+                                                   : memoised_makespan(costs, pipeline_s);
+    const double steady_s = mb * max_s;
+    e.time.pp_comm_s = std::min(pp_comm_s, std::max(0.0, pipeline_s - steady_s));
+    // Without a pipeline there is no bubble (the difference is rounding).
+    e.time.bubble_s = pp > 1 ? std::max(0.0, pipeline_s - steady_s - e.time.pp_comm_s) : 0.0;
+    e.time.dp_comm_s = (with_sync_s - pipeline_s) + dp_other_s;
+    e.iteration_time_s = with_sync_s + dp_other_s + optimizer_s;
+  }
 
   const double gpus = static_cast<double>(p.gpus());
   const IterationFlops flops = iteration_flops(m, w.tokens(), w.seq_len, p.recompute);
@@ -415,6 +546,21 @@ Estimate estimate(const ModelSpec& m, const Cluster& c, const Plan& p, const Wor
   e.usable_memory_bytes = c.gpu.usable_memory_gib * units::kGiB;
   e.fits = peak_bytes <= e.usable_memory_bytes;
   return e;
+}
+
+Estimate estimate(const ModelSpec& model, const Cluster& cluster, const Plan& plan,
+                  const Workload& workload) {
+  return estimate_with(model, cluster, plan, workload, PipelineModel::simulated, nullptr);
+}
+
+Estimate estimate_analytical(const ModelSpec& model, const Cluster& cluster, const Plan& plan,
+                             const Workload& workload) {
+  return estimate_with(model, cluster, plan, workload, PipelineModel::closed_form, nullptr);
+}
+
+Estimate estimate_with_timeline(const ModelSpec& model, const Cluster& cluster, const Plan& plan,
+                                const Workload& workload, Timeline& timeline) {
+  return estimate_with(model, cluster, plan, workload, PipelineModel::simulated, &timeline);
 }
 
 }  // namespace tessera

@@ -105,8 +105,10 @@ std::vector<std::int64_t> divisors_up_to(std::int64_t n, std::int64_t limit) {
 
 constexpr std::int64_t kMaxAssumedMicroBatch = 16;
 constexpr std::int64_t kMaxAssumedVpp = 24;
+// Candidates re-scored with the simulated pipeline after ranking by the closed form.
+constexpr std::size_t kRescoredCandidates = 8;
 
-ValidationResult validate_row(const Row& r) {
+ValidationResult validate_row(const Row& r, PipelineModel pipeline) {
   ValidationResult out;
   out.id = r.get("id");
   out.model_name = r.get("model_name");
@@ -174,9 +176,13 @@ ValidationResult validate_row(const Row& r) {
   if (r.empty("dist_optimizer")) zeros = {OptimizerSharding::none, OptimizerSharding::zero1};
   else zeros = {parse_optimizer_sharding(r.get("dist_optimizer"))};
 
-  bool found = false, found_fits = false;
-  Plan best_plan;
-  Estimate best;
+  // Rank every candidate with the closed form, then re-score the best few with the pipeline
+  // model asked for (the simulator by default), as the planner does.
+  struct Candidate {
+    Plan plan;
+    Estimate estimate;
+  };
+  std::vector<Candidate> candidates;
   for (auto mb : mbs)
     for (auto v : vpps)
       for (auto rc : recomputes)
@@ -193,16 +199,21 @@ ValidationResult validate_row(const Row& r) {
             } catch (const Error&) {
               continue;
             }
-            const Estimate e = estimate(model, cluster, p, w);
-            const bool better = !found || (e.fits && !found_fits) ||
-                                (e.fits == found_fits && e.iteration_time_s < best.iteration_time_s);
-            if (better) {
-              found = true;
-              found_fits = found_fits || e.fits;
-              best = e;
-              best_plan = p;
-            }
+            candidates.push_back({p, estimate_analytical(model, cluster, p, w)});
           }
+  const auto faster = [](const Candidate& a, const Candidate& b) {
+    if (a.estimate.fits != b.estimate.fits) return a.estimate.fits;
+    return a.estimate.iteration_time_s < b.estimate.iteration_time_s;
+  };
+  std::sort(candidates.begin(), candidates.end(), faster);
+  if (candidates.size() > kRescoredCandidates) candidates.resize(kRescoredCandidates);
+  if (pipeline == PipelineModel::simulated)
+    for (auto& c : candidates) c.estimate = estimate(model, cluster, c.plan, w);
+  std::sort(candidates.begin(), candidates.end(), faster);
+  const bool found = !candidates.empty();
+  const bool found_fits = found && candidates.front().estimate.fits;
+  const Plan best_plan = found ? candidates.front().plan : base;
+  const Estimate best = found ? candidates.front().estimate : Estimate{};
   if (!found) {
     // Re-validate the plain row to surface the reason.
     Plan p = base;
@@ -303,14 +314,14 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
   return cov / std::sqrt(va * vb);
 }
 
-ValidationReport validate_runs(const CsvTable& table) {
+ValidationReport validate_runs(const CsvTable& table, PipelineModel pipeline) {
   ValidationReport report;
   const int id_col = table.column("id");
   if (id_col < 0) throw Error("csv.id", "column missing", "the validation README §1 columns");
   for (const auto& cells : table.rows) {
     const Row r{table, cells};
     try {
-      report.rows.push_back(validate_row(r));
+      report.rows.push_back(validate_row(r, pipeline));
     } catch (const Error& e) {
       report.skipped.push_back({cells[static_cast<std::size_t>(id_col)], e.what()});
     }

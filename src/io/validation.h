@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cost/cost_model.h"
 #include "cost/estimate.h"
 #include "io/csv_table.h"
 
@@ -55,7 +56,8 @@ struct ValidationReport {
   ValidationSummary summary;
 };
 
-ValidationReport validate_runs(const CsvTable& table);
+// `pipeline`: the pipeline term of every prediction (the simulator, or the closed form).
+ValidationReport validate_runs(const CsvTable& table, PipelineModel pipeline = PipelineModel::simulated);
 
 // Spearman rank correlation (average ranks for ties). Returns 0 for fewer than 2 points or
 // a constant series.

