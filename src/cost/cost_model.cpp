@@ -62,7 +62,7 @@ struct Context {
   bool fp8;
   double tokens;        // tokens of one micro-batch on one GPU before the TP split (mb * s / cp)
   double tp;
-  GroupLink tp_link, cp_link, ep_link, pp_link;
+  GroupLink tp_link, cp_link, ep_link;
 };
 
 double linear_time(const Context& x, double m, double n, double k, double count = 1.0) {
@@ -280,14 +280,10 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, cons
                        PipelineModel mode, Timeline* timeline) {
   Context x{m, c, p, w, p.precision == Precision::fp8,
             static_cast<double>(p.micro_batch) * static_cast<double>(w.seq_len) / static_cast<double>(p.cp),
-            static_cast<double>(p.tp), {}, {}, {}, {}};
+            static_cast<double>(p.tp), {}, {}, {}};
   x.tp_link = group_link(c, 1, p.tp);
   x.cp_link = group_link(c, p.tp, p.cp);
   x.ep_link = group_link(c, p.tp, p.ep);
-  const std::int64_t pp_stride = p.tp * p.cp * p.dp;
-  x.pp_link = pp_stride >= c.gpus_per_node
-                  ? GroupLink{c.inter_node.bandwidth_bytes_per_s, c.inter_node.latency_s}
-                  : GroupLink{c.intra_node.bandwidth_bytes_per_s, c.intra_node.latency_s};
 
   const bool any_moe = m.is_moe();
   const LayerCost dense_layer = m.dense_mlp_layers() > 0 ? layer_cost(x, false) : LayerCost{};
@@ -462,16 +458,30 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, cons
 
   // Pipeline send/recv: each micro-batch's activation (split over tp by sequence parallelism or
   // Megatron's scatter/gather optimisation, SC'21 §4.1) crosses each stage boundary both ways.
-  double pp_comm_s = 0, p2p_s = 0;
+  // Stage s holds ranks [s stride, (s+1) stride); its boundary to s+1 crosses a node when those
+  // blocks sit in different nodes (NVLink inside a node, the NIC across).
+  const std::int64_t pp_stride = p.tp * p.cp * p.dp;
+  const std::int64_t node = c.gpus_per_node;
+  const std::int64_t stages_per_node = pp_stride >= node ? 1 : node / pp_stride;
+  double p2p_intra_s = 0, p2p_inter_s = 0, fill_p2p_s = 0, mean_p2p_s = 0;
+  auto boundary_p2p = [&](std::int64_t s) {
+    const bool crosses = stages_per_node == 1 || (s + 1) % stages_per_node == 0;
+    return crosses ? p2p_inter_s : p2p_intra_s;
+  };
+  double pp_comm_s = 0;
   if (pp > 1) {
     const bool split_activation = p.p2p_scatter_gather || p.sequence_parallel;
-    const double p2p = p2p_time_s(kB16 * T * h / (split_activation ? x.tp : 1.0), x.pp_link);
-    p2p_s = p2p;
-    const double fill = 2.0 * static_cast<double>(pp - 1) * p2p;
+    const double bytes = kB16 * T * h / (split_activation ? x.tp : 1.0);
+    p2p_intra_s = p2p_time_s(bytes, {c.intra_node.bandwidth_bytes_per_s, c.intra_node.latency_s});
+    p2p_inter_s = p2p_time_s(bytes, {c.inter_node.bandwidth_bytes_per_s, c.inter_node.latency_s});
+    for (std::int64_t s = 0; s + 1 < pp; ++s) fill_p2p_s += boundary_p2p(s);
+    mean_p2p_s = fill_p2p_s / static_cast<double>(pp - 1);
+    // Fill and drain cross every boundary once each way.
+    const double fill = 2.0 * fill_p2p_s;
     // Blocking p2p: a middle stage receives and sends once each way per micro-batch and chunk,
     // serialised with its compute (DeepSpeed PipelineEngine's RecvActivation / SendActivation /
     // RecvGrad / SendGrad instructions).
-    const double steady = p.overlap_p2p ? 0.0 : 4.0 * static_cast<double>(p.vpp * microbatches) * p2p;
+    const double steady = p.overlap_p2p ? 0.0 : 4.0 * static_cast<double>(p.vpp * microbatches) * mean_p2p_s;
     pp_comm_s = fill + steady;
   }
   const PipelineTimes pipe = pipeline_closed_form(sum_s, max_s, microbatches, p.vpp);
@@ -501,7 +511,7 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, cons
     costs.backward_s.resize(slots);
     costs.weight_s.clear();
     // Blocking p2p occupies the stage for a receive and a send around every op.
-    const double blocking = p.overlap_p2p ? 0.0 : 2.0 * p2p_s;
+    const double blocking = p.overlap_p2p ? 0.0 : 2.0 * mean_p2p_s;
     for (std::int64_t k = 0; k < virtual_stages; ++k) {
       const StageCost chunk = chunk_cost(k);
       const auto first = costs.forward_s.begin() + k * microbatches;
@@ -509,7 +519,9 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, cons
       const auto firstb = costs.backward_s.begin() + k * microbatches;
       std::fill(firstb, firstb + microbatches, chunk.bwd_s + blocking);
     }
-    costs.p2p_s.assign(static_cast<std::size_t>(pp), p2p_s);
+    costs.p2p_s.resize(static_cast<std::size_t>(pp));
+    for (std::int64_t s = 0; s < pp; ++s)
+      costs.p2p_s[static_cast<std::size_t>(s)] = boundary_p2p(s);  // s = pp - 1: the wrap to stage 0
     costs.dp_sync_s.resize(static_cast<std::size_t>(pp));
     for (std::int64_t s = 0; s < pp; ++s)
       costs.dp_sync_s[static_cast<std::size_t>(s)] = s == 0 ? sync_first : (s == pp - 1 ? sync_last : sync_middle);
