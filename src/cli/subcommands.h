@@ -33,12 +33,14 @@ void register_models(CLI::App& app, CommandRegistry& commands);
 void register_gpus(CLI::App& app, CommandRegistry& commands);
 void register_estimate(CLI::App& app, CommandRegistry& commands);
 void register_validate(CLI::App& app, CommandRegistry& commands);
+void register_plan(CLI::App& app, CommandRegistry& commands);
 
 inline void register_all(CLI::App& app, CommandRegistry& commands) {
   register_models(app, commands);
   register_gpus(app, commands);
   register_estimate(app, commands);
   register_validate(app, commands);
+  register_plan(app, commands);
 }
 
 }  // namespace tessera::cli

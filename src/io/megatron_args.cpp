@@ -1,0 +1,237 @@
+#include "io/megatron_args.h"
+
+#include <charconv>
+#include <map>
+#include <set>
+
+#include <fmt/core.h>
+
+#include "core/error.h"
+
+namespace tessera {
+
+namespace {
+
+void add(std::vector<std::string>& out, const char* flag, std::int64_t value) {
+  out.emplace_back(flag);
+  out.push_back(std::to_string(value));
+}
+
+// Flags that take a value, and switches; the parser accepts exactly these.
+const std::set<std::string>& value_flags() {
+  static const std::set<std::string> flags = {
+      "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--context-parallel-size",
+      "--expert-model-parallel-size", "--num-layers-per-virtual-pipeline-stage",
+      "--num-virtual-stages-per-pipeline-rank", "--micro-batch-size", "--global-batch-size",
+      "--seq-length", "--recompute-granularity", "--recompute-method", "--recompute-num-layers",
+      "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers", "--fp8-format",
+      "--num-layers", "--hidden-size", "--ffn-hidden-size", "--num-attention-heads",
+      "--num-query-groups", "--kv-channels", "--max-position-embeddings", "--vocab-size",
+      "--normalization", "--position-embedding-type", "--num-experts", "--moe-router-topk",
+      "--moe-ffn-hidden-size", "--moe-shared-expert-intermediate-size", "--moe-layer-freq",
+      "--q-lora-rank", "--kv-lora-rank", "--qk-head-dim", "--qk-pos-emb-head-dim", "--v-head-dim",
+      "--attention-dropout", "--hidden-dropout", "--attention-backend", "--window-size",
+      "--data-parallel-size"};
+  return flags;
+}
+const std::set<std::string>& switch_flags() {
+  static const std::set<std::string> flags = {
+      "--sequence-parallel", "--use-distributed-optimizer", "--use-torch-fsdp2",
+      "--overlap-grad-reduce", "--overlap-param-gather", "--tp-comm-overlap",
+      "--overlap-p2p-communication", "--bf16", "--fp16", "--swiglu", "--squared-relu",
+      "--group-query-attention", "--untie-embeddings-and-output-weights", "--disable-bias-linear",
+      "--add-qkv-bias", "--multi-latent-attention", "--no-overlap-p2p-communication"};
+  return flags;
+}
+
+std::int64_t to_int(const std::string& flag, const std::string& text) {
+  std::int64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size())
+    throw Error(flag, "'" + text + "' is not an integer", "an integer");
+  return v;
+}
+
+}  // namespace
+
+std::vector<std::string> megatron_args(const ModelSpec& m, const Plan& p, const Workload& w) {
+  std::vector<std::string> a;
+  add(a, "--tensor-model-parallel-size", p.tp);
+  add(a, "--pipeline-model-parallel-size", p.pp);
+  add(a, "--context-parallel-size", p.cp);
+  if (p.ep > 1) add(a, "--expert-model-parallel-size", p.ep);
+  const LayerSplit split = split_layers(p, m.layers);
+  const bool uneven = split.virtual_stages > 1 && (split.first != split.middle || split.last != split.middle);
+  if (p.vpp > 1) {
+    if (!uneven) add(a, "--num-layers-per-virtual-pipeline-stage", m.layers / (p.pp * p.vpp));
+    else add(a, "--num-virtual-stages-per-pipeline-rank", p.vpp);
+  }
+  if (uneven) {
+    add(a, "--decoder-first-pipeline-num-layers", split.first);
+    add(a, "--decoder-last-pipeline-num-layers", split.last);
+  }
+  if (p.sequence_parallel) a.emplace_back("--sequence-parallel");
+  add(a, "--micro-batch-size", p.micro_batch);
+  add(a, "--global-batch-size", w.global_batch);
+  add(a, "--seq-length", w.seq_len);
+  switch (p.recompute) {
+    case Recompute::none: break;
+    case Recompute::selective:
+      a.insert(a.end(), {"--recompute-granularity", "selective"});
+      break;
+    case Recompute::full:
+      a.insert(a.end(), {"--recompute-granularity", "full", "--recompute-method", "uniform"});
+      add(a, "--recompute-num-layers", 1);
+      break;
+  }
+  if (p.zero == OptimizerSharding::zero1 || p.zero == OptimizerSharding::zero2)
+    a.emplace_back("--use-distributed-optimizer");
+  if (p.zero == OptimizerSharding::zero3) a.emplace_back("--use-torch-fsdp2");
+  if (p.overlap_grad_reduce) a.emplace_back("--overlap-grad-reduce");
+  if (p.overlap_param_gather && p.zero != OptimizerSharding::none) a.emplace_back("--overlap-param-gather");
+  if (p.overlap_tp_comm) a.emplace_back("--tp-comm-overlap");
+  if (!p.overlap_p2p) a.emplace_back("--no-overlap-p2p-communication");
+  a.emplace_back("--bf16");
+  if (p.precision == Precision::fp8) a.insert(a.end(), {"--fp8-format", "hybrid"});
+  if (!p.flash_attention) a.insert(a.end(), {"--attention-backend", "unfused"});
+  // Model shape.
+  add(a, "--num-layers", m.layers);
+  add(a, "--hidden-size", m.hidden);
+  if (m.ffn_hidden > 0) add(a, "--ffn-hidden-size", m.ffn_hidden);
+  add(a, "--num-attention-heads", m.heads);
+  if (m.kv_heads != m.heads && m.attention != AttentionKind::mla) {
+    a.emplace_back("--group-query-attention");
+    add(a, "--num-query-groups", m.kv_heads);
+  }
+  if (m.head_dim * m.heads != m.hidden) add(a, "--kv-channels", m.head_dim);
+  add(a, "--max-position-embeddings", m.max_context);
+  add(a, "--vocab-size", m.vocab);
+  if (m.mlp == MlpType::swiglu) a.emplace_back("--swiglu");
+  if (m.mlp == MlpType::relu2) a.emplace_back("--squared-relu");
+  a.insert(a.end(), {"--normalization", m.norm == NormType::rmsnorm ? "RMSNorm" : "LayerNorm"});
+  a.insert(a.end(), {"--position-embedding-type", m.position == PositionEmbedding::rope ? "rope" : "learned_absolute"});
+  if (!m.tied_embeddings) a.emplace_back("--untie-embeddings-and-output-weights");
+  if (!m.linear_bias) a.emplace_back("--disable-bias-linear");
+  if (m.qkv_bias && !m.linear_bias) a.emplace_back("--add-qkv-bias");
+  if (!m.dropout) a.insert(a.end(), {"--attention-dropout", "0", "--hidden-dropout", "0"});
+  if (m.is_moe()) {
+    add(a, "--num-experts", m.moe.experts);
+    add(a, "--moe-router-topk", m.moe.top_k);
+    add(a, "--moe-ffn-hidden-size", m.moe.expert_ffn_hidden);
+    if (m.moe.shared_experts > 0)
+      add(a, "--moe-shared-expert-intermediate-size", m.moe.shared_experts * m.moe.expert_ffn_hidden);
+    if (m.moe.dense_layers > 0) {
+      a.emplace_back("--moe-layer-freq");
+      a.push_back(fmt::format("([0]*{}+[1]*{})", m.moe.dense_layers, m.layers - m.moe.dense_layers));
+    }
+  }
+  if (m.attention == AttentionKind::mla) {
+    a.emplace_back("--multi-latent-attention");
+    if (m.mla.q_lora_rank > 0) add(a, "--q-lora-rank", m.mla.q_lora_rank);
+    add(a, "--kv-lora-rank", m.mla.kv_lora_rank);
+    add(a, "--qk-head-dim", m.mla.qk_nope_head_dim);
+    add(a, "--qk-pos-emb-head-dim", m.mla.qk_rope_head_dim);
+    add(a, "--v-head-dim", m.mla.v_head_dim);
+  }
+  return a;
+}
+
+std::string megatron_command_line(const ModelSpec& model, const Plan& plan, const Workload& workload) {
+  std::string line;
+  for (const auto& arg : megatron_args(model, plan, workload)) {
+    if (!line.empty()) line += ' ';
+    const bool quote = arg.find_first_of("()*+ ") != std::string::npos;
+    line += quote ? "\"" + arg + "\"" : arg;
+  }
+  return line;
+}
+
+PlanRequest plan_from_megatron_args(const std::vector<std::string>& args, const ModelSpec& model,
+                                    const Cluster& cluster) {
+  std::map<std::string, std::string> values;
+  std::set<std::string> switches;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& flag = args[i];
+    if (value_flags().count(flag)) {
+      if (i + 1 >= args.size()) throw Error(flag, "missing its value", "a value after the flag");
+      values[flag] = args[++i];
+    } else if (switch_flags().count(flag)) {
+      switches.insert(flag);
+    } else {
+      throw Error(flag, "not a Megatron-LM flag Tessera reads",
+                  "the parallelism, batch, recompute, precision, overlap and model-shape flags");
+    }
+  }
+  auto get = [&](const char* flag, std::int64_t fallback) {
+    const auto it = values.find(flag);
+    return it == values.end() ? fallback : to_int(flag, it->second);
+  };
+  // Rebuild the shorthand so one parser validates both.
+  std::string s = fmt::format("tp={},pp={},cp={},ep={},mb={},gbs={},seq={}",
+                              get("--tensor-model-parallel-size", 1), get("--pipeline-model-parallel-size", 1),
+                              get("--context-parallel-size", 1), get("--expert-model-parallel-size", 1),
+                              get("--micro-batch-size", 1), get("--global-batch-size", 0),
+                              get("--seq-length", model.max_context));
+  const std::int64_t pp = get("--pipeline-model-parallel-size", 1);
+  if (values.count("--num-virtual-stages-per-pipeline-rank"))
+    s += fmt::format(",vpp={}", get("--num-virtual-stages-per-pipeline-rank", 1));
+  else if (values.count("--num-layers-per-virtual-pipeline-stage")) {
+    const std::int64_t per_chunk = get("--num-layers-per-virtual-pipeline-stage", 1);
+    if (per_chunk < 1 || model.layers % (pp * per_chunk) != 0)
+      throw Error("--num-layers-per-virtual-pipeline-stage", "does not divide the layers over the stages",
+                  "a divisor of layers / pipeline size");
+    s += fmt::format(",vpp={}", model.layers / (pp * per_chunk));
+  }
+  if (values.count("--decoder-first-pipeline-num-layers"))
+    s += fmt::format(",first_stage_layers={}", get("--decoder-first-pipeline-num-layers", 0));
+  if (values.count("--decoder-last-pipeline-num-layers"))
+    s += fmt::format(",last_stage_layers={}", get("--decoder-last-pipeline-num-layers", 0));
+  s += fmt::format(",sp={}", switches.count("--sequence-parallel") ? 1 : 0);
+  const auto granularity = values.find("--recompute-granularity");
+  s += ",recompute=" + (granularity == values.end() ? std::string("none") : granularity->second);
+  s += switches.count("--use-torch-fsdp2") ? ",zero=3" : (switches.count("--use-distributed-optimizer") ? ",zero=1" : ",zero=0");
+  s += values.count("--fp8-format") ? ",precision=fp8" : ",precision=bf16";
+  s += fmt::format(",overlap_grad={},overlap_tp={},overlap_p2p={}", switches.count("--overlap-grad-reduce") ? 1 : 0,
+                   switches.count("--tp-comm-overlap") ? 1 : 0, switches.count("--no-overlap-p2p-communication") ? 0 : 1);
+  // Megatron gathers parameters per step only with the distributed optimizer; the flag is moot otherwise.
+  const bool sharded = switches.count("--use-torch-fsdp2") || switches.count("--use-distributed-optimizer");
+  s += fmt::format(",overlap_param={}", sharded ? (switches.count("--overlap-param-gather") ? 1 : 0) : 1);
+  const auto backend = values.find("--attention-backend");
+  s += fmt::format(",flash={}", backend != values.end() && backend->second == "unfused" ? 0 : 1);
+  return load_plan(s, model, cluster);
+}
+
+std::string torchtitan_toml(const ModelSpec& m, const Plan& p, const Workload& w) {
+  const bool fsdp = p.zero == OptimizerSharding::zero3;
+  std::string t;
+  t += "# torchtitan job config written by Tessera (merge into your model's .toml)\n";
+  t += "[training]\n";
+  t += fmt::format("local_batch_size = {}\n", w.global_batch / p.dp);
+  t += fmt::format("global_batch_size = {}\n", w.global_batch);
+  t += fmt::format("seq_len = {}\n", w.seq_len);
+  t += fmt::format("mixed_precision_param = \"bfloat16\"\n\n");
+  t += "[parallelism]\n";
+  // FSDP (ZeRO-3) shards over the data-parallel group; otherwise replicate (DDP).
+  t += fmt::format("data_parallel_replicate_degree = {}\n", fsdp ? 1 : p.dp);
+  t += fmt::format("data_parallel_shard_degree = {}\n", fsdp ? p.dp : 1);
+  t += fmt::format("tensor_parallel_degree = {}\n", p.tp);
+  t += fmt::format("enable_async_tensor_parallel = {}\n", p.overlap_tp_comm ? "true" : "false");
+  t += fmt::format("pipeline_parallel_degree = {}\n", p.pp);
+  if (p.pp > 1) {
+    t += fmt::format("pipeline_parallel_schedule = \"{}\"\n", p.vpp > 1 ? "Interleaved1F1B" : "1F1B");
+    t += fmt::format("pipeline_parallel_microbatch_size = {}\n", p.micro_batch);
+    if (p.vpp > 1) t += fmt::format("pipeline_parallel_layers_per_stage = {}\n", (m.layers + p.pp * p.vpp - 1) / (p.pp * p.vpp));
+  }
+  t += fmt::format("context_parallel_degree = {}\n", p.cp);
+  if (p.ep > 1) t += fmt::format("expert_parallel_degree = {}\n", p.ep);
+  t += "\n[activation_checkpoint]\n";
+  switch (p.recompute) {
+    case Recompute::none: t += "mode = \"none\"\n"; break;
+    case Recompute::selective: t += "mode = \"selective\"\nselective_ac_option = \"op\"\n"; break;
+    case Recompute::full: t += "mode = \"full\"\n"; break;
+  }
+  if (p.precision == Precision::fp8) t += "\n[float8]\nenable_fsdp_float8_all_gather = true\n";
+  return t;
+}
+
+}  // namespace tessera

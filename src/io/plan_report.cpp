@@ -1,0 +1,151 @@
+#include "io/plan_report.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include <fmt/core.h>
+
+#include "core/error.h"
+#include "core/units.h"
+#include "io/estimate_report.h"
+#include "io/megatron_args.h"
+#include "io/plan_text.h"
+
+namespace tessera {
+
+namespace {
+
+struct Term {
+  const char* name;
+  double TimeBreakdown::*field;
+};
+constexpr Term kTerms[] = {
+    {"compute", &TimeBreakdown::compute_s},           {"tensor-parallel comm", &TimeBreakdown::tp_comm_s},
+    {"context-parallel comm", &TimeBreakdown::cp_comm_s}, {"expert-parallel comm", &TimeBreakdown::ep_comm_s},
+    {"pipeline p2p", &TimeBreakdown::pp_comm_s},      {"pipeline bubble", &TimeBreakdown::bubble_s},
+    {"data-parallel comm", &TimeBreakdown::dp_comm_s}, {"optimizer step", &TimeBreakdown::optimizer_s}};
+
+std::string short_plan(const Plan& p) {
+  std::string s = fmt::format("tp={},pp={},dp={}", p.tp, p.pp, p.dp);
+  if (p.cp > 1) s += fmt::format(",cp={}", p.cp);
+  if (p.ep > 1) s += fmt::format(",ep={}", p.ep);
+  if (p.vpp > 1) s += fmt::format(",vpp={}", p.vpp);
+  s += fmt::format(",mb={},recompute={},zero={}", p.micro_batch, to_string(p.recompute), to_string(p.zero));
+  return s;
+}
+
+std::int64_t to_int(const std::string& key, const std::string& text) {
+  std::int64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size() || v < 1)
+    throw Error("fix." + key, "'" + text + "' is not a positive integer", "a positive integer");
+  return v;
+}
+
+}  // namespace
+
+std::string why_winner(const PlanSearch& search, const Workload&) {
+  if (search.plans.size() < 2) return "";
+  const Estimate& a = search.plans[0].estimate;
+  const Estimate& b = search.plans[1].estimate;
+  const double gap = b.iteration_time_s - a.iteration_time_s;
+  struct Diff {
+    const char* name;
+    double seconds;
+  };
+  std::vector<Diff> diffs;
+  for (const Term& t : kTerms) diffs.push_back({t.name, b.time.*t.field - a.time.*t.field});
+  std::sort(diffs.begin(), diffs.end(), [](const Diff& x, const Diff& y) { return std::abs(x.seconds) > std::abs(y.seconds); });
+  std::string why = fmt::format("{} beats {} by {:.3f} s ({:.1f}%):", short_plan(search.plans[0].plan),
+                                short_plan(search.plans[1].plan), gap,
+                                b.iteration_time_s > 0 ? 100.0 * gap / b.iteration_time_s : 0.0);
+  int shown = 0;
+  for (const Diff& d : diffs) {
+    if (shown == 3 || std::abs(d.seconds) < 1e-4 * std::max(1e-9, b.iteration_time_s)) break;
+    why += fmt::format("{} {} {:.3f} s {}", shown ? "," : "", d.name, std::abs(d.seconds), d.seconds > 0 ? "less" : "more");
+    ++shown;
+  }
+  if (shown == 0) why += " same time";
+  const double mem = (b.peak_memory_bytes - a.peak_memory_bytes) / units::kGiB;
+  if (std::abs(mem) >= 0.05) why += fmt::format("; {:.1f} GiB {} memory", std::abs(mem), mem > 0 ? "less" : "more");
+  return why;
+}
+
+nlohmann::json plan_search_to_json(const PlanSearch& s, const ModelSpec& model, const Workload& w) {
+  nlohmann::json plans = nlohmann::json::array();
+  for (const auto& r : s.plans) {
+    const Estimate& e = r.estimate;
+    plans.push_back({{"plan", plan_to_json(r.plan, w)},
+                     {"iteration_time_s", e.iteration_time_s},
+                     {"mfu", e.mfu},
+                     {"tokens_per_s", e.tokens_per_s},
+                     {"peak_memory_gib", e.peak_memory_bytes / units::kGiB},
+                     {"fits", e.fits},
+                     {"estimate", estimate_to_json(e)},
+                     {"megatron_args", megatron_args(model, r.plan, w)}});
+  }
+  nlohmann::json out = {{"evaluated", s.evaluated},
+                        {"feasible", s.feasible},
+                        {"search_time_s", s.search_time_s},
+                        {"plans_per_s", s.search_time_s > 0 ? static_cast<double>(s.evaluated) / s.search_time_s : 0.0},
+                        {"plans", plans},
+                        {"why", why_winner(s, w)}};
+  if (s.plans.empty())
+    out["min_peak_memory_gib"] = s.min_peak_memory_bytes / units::kGiB;
+  return out;
+}
+
+std::string plan_search_to_table(const PlanSearch& s, const ModelSpec& model, const Cluster& cluster,
+                                 const Workload& w, double memory_limit_gib) {
+  std::string out;
+  out += fmt::format("searched {} plans ({} fit in {:.1f} GiB) in {:.3f} s: {:.0f} plans/s\n", s.evaluated,
+                     s.feasible, memory_limit_gib, s.search_time_s,
+                     s.search_time_s > 0 ? static_cast<double>(s.evaluated) / s.search_time_s : 0.0);
+  if (s.plans.empty()) {
+    out += fmt::format("no plan fits: the smallest peak is {:.1f} GiB per GPU ({}); it needs GPUs with at "
+                       "least that much usable memory, or more GPUs\n",
+                       s.min_peak_memory_bytes / units::kGiB, short_plan(s.min_memory_plan));
+    return out;
+  }
+  out += fmt::format("\n{:>3}  {:<64} {:>10} {:>6} {:>10} {:>8}\n", "#", "plan", "time_s", "MFU", "tokens/s", "mem_GiB");
+  for (std::size_t i = 0; i < s.plans.size(); ++i) {
+    const auto& r = s.plans[i];
+    out += fmt::format("{:>3}  {:<64} {:>10.3f} {:>5.1f}% {:>10.0f} {:>8.1f}\n", i + 1, short_plan(r.plan),
+                       r.estimate.iteration_time_s, 100 * r.estimate.mfu, r.estimate.tokens_per_s,
+                       r.estimate.peak_memory_bytes / units::kGiB);
+  }
+  const std::string why = why_winner(s, w);
+  if (!why.empty()) out += "\n" + why + "\n";
+  out += "\nbest plan in full:\n";
+  out += estimate_to_table(s.plans[0].estimate, model, cluster, s.plans[0].plan, w);
+  out += "\nMegatron-LM arguments:\n" + megatron_command_line(model, s.plans[0].plan, w) + "\n";
+  return out;
+}
+
+PlanConstraints parse_constraints(const std::string& text) {
+  PlanConstraints c;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    start = comma == std::string::npos ? text.size() : comma + 1;
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    if (eq == std::string::npos) throw Error("fix", "'" + item + "' is not key=value", "tp=8,pp=4,...");
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (key == "tp") c.tp = to_int(key, value);
+    else if (key == "pp") c.pp = to_int(key, value);
+    else if (key == "cp") c.cp = to_int(key, value);
+    else if (key == "ep") c.ep = to_int(key, value);
+    else if (key == "vpp") c.vpp = to_int(key, value);
+    else if (key == "mb") c.micro_batch = to_int(key, value);
+    else if (key == "recompute") c.recompute = parse_recompute(value);
+    else if (key == "sp") c.sequence_parallel = value == "1" || value == "true" || value == "yes";
+    else if (key == "zero") c.zero = parse_optimizer_sharding(value);
+    else if (key == "precision") c.precision = parse_precision(value);
+    else throw Error("fix." + key, "unknown key", "tp, pp, cp, ep, vpp, mb, recompute, sp, zero, precision");
+  }
+  return c;
+}
+
+}  // namespace tessera

@@ -1,0 +1,24 @@
+// A plan search (search/planner.h) as stable JSON and as the human table, with the reason the
+// winner beats the runner-up.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "hardware/cluster.h"
+#include "model/model_spec.h"
+#include "search/planner.h"
+
+namespace tessera {
+
+nlohmann::json plan_search_to_json(const PlanSearch& search, const ModelSpec& model, const Workload& workload);
+std::string plan_search_to_table(const PlanSearch& search, const ModelSpec& model, const Cluster& cluster,
+                                 const Workload& workload, double memory_limit_gib);
+// "tp=8,pp=8 beats tp=4,pp=16 by 0.41 s (2.1%): pipeline bubble 0.30 s less, ..." (empty if < 2).
+std::string why_winner(const PlanSearch& search, const Workload& workload);
+
+// --fix "tp=8,recompute=full,...": keys tp, pp, cp, ep, vpp, mb, recompute, sp, zero, precision.
+PlanConstraints parse_constraints(const std::string& text);
+
+}  // namespace tessera
