@@ -230,6 +230,10 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline) {
   out.fits = best.fits;
   out.plan = plan_to_shorthand(best_plan, w);
   out.estimate = best;
+  out.model = model;
+  out.cluster = cluster;
+  out.workload = w;
+  out.plan_value = best_plan;
 
   const double T = best.iteration_time_s;
   const double B = static_cast<double>(w.global_batch), s = static_cast<double>(w.seq_len);

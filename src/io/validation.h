@@ -10,7 +10,10 @@
 
 #include "cost/cost_model.h"
 #include "cost/estimate.h"
+#include "hardware/cluster.h"
 #include "io/csv_table.h"
+#include "model/model_spec.h"
+#include "plan/plan.h"
 
 namespace tessera {
 
@@ -29,6 +32,11 @@ struct ValidationResult {
   std::map<std::string, std::string> assumed;  // filled empty cells and modelling assumptions
   std::string plan;    // the plan predicted, as --plan shorthand
   Estimate estimate;   // its full prediction
+  // The row as Tessera values (for the planner comparison).
+  ModelSpec model;
+  Cluster cluster;
+  Workload workload;
+  Plan plan_value;
 };
 
 struct ValidationSkip {
