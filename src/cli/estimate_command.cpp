@@ -3,6 +3,7 @@
 
 #include "cli/subcommands.h"
 #include "cost/cost_model.h"
+#include "io/chrome_trace.h"
 #include "io/estimate_report.h"
 #include "io/gpu_catalog.h"
 #include "io/model_source.h"
@@ -21,7 +22,7 @@ constexpr const char* kDefaultPlan = "tp=8,pp=16,mb=1,gbs=1536,seq=2048,recomput
 void register_estimate(CLI::App& app, CommandRegistry& commands) {
   auto* sub = app.add_subcommand("estimate", "Predict one training iteration's time and memory");
   struct Options {
-    std::string model = kDefaultModel, cluster = kDefaultCluster, plan = kDefaultPlan;
+    std::string model = kDefaultModel, cluster = kDefaultCluster, plan = kDefaultPlan, trace;
     bool json = false;
   };
   auto o = std::make_shared<Options>();
@@ -29,11 +30,19 @@ void register_estimate(CLI::App& app, CommandRegistry& commands) {
   sub->add_option("--cluster", o->cluster, "GPU:COUNT or a cluster JSON")->capture_default_str();
   sub->add_option("--plan", o->plan, "key=value,... shorthand or a plan JSON")->capture_default_str();
   sub->add_flag("--json", o->json, "Print one JSON document");
+  sub->add_option("--trace", o->trace, "Write the simulated iteration as Chrome Trace JSON (Perfetto)");
   commands.add(sub, [o]() {
     const ModelSpec model = load_model(o->model);
     const Cluster cluster = load_cluster(o->cluster);
     const PlanRequest request = load_plan(o->plan, model, cluster);
-    const Estimate e = estimate(model, cluster, request.plan, request.workload);
+    Timeline timeline;
+    const Estimate e = estimate_with_timeline(model, cluster, request.plan, request.workload, timeline);
+    if (!o->trace.empty()) {
+      TraceLabels labels;
+      labels.process_name = "tessera " + model.name + " " + plan_to_shorthand(request.plan, request.workload);
+      labels.schedule = request.plan.vpp > 1 ? "interleaved" : "1f1b";
+      write_chrome_trace(timeline, o->trace, labels);
+    }
     if (o->json) {
       auto j = estimate_to_json(e);
       j["schema_version"] = kSchemaVersion;

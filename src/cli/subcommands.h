@@ -34,6 +34,7 @@ void register_gpus(CLI::App& app, CommandRegistry& commands);
 void register_estimate(CLI::App& app, CommandRegistry& commands);
 void register_validate(CLI::App& app, CommandRegistry& commands);
 void register_plan(CLI::App& app, CommandRegistry& commands);
+void register_simulate(CLI::App& app, CommandRegistry& commands);
 
 inline void register_all(CLI::App& app, CommandRegistry& commands) {
   register_models(app, commands);
@@ -41,6 +42,7 @@ inline void register_all(CLI::App& app, CommandRegistry& commands) {
   register_estimate(app, commands);
   register_validate(app, commands);
   register_plan(app, commands);
+  register_simulate(app, commands);
 }
 
 }  // namespace tessera::cli

@@ -8,7 +8,8 @@
 //   zb-h1        zero-bubble ZB-H1 (Qi et al. 2024, "Zero Bubble Pipeline Parallelism", §3.1):
 //                backward split into input-gradient B and weight-gradient W; stage s runs
 //                (F_x, B_{x-(p-1-s)}, W_{x-(p-1)}) for x = 0, 1, ..., dropping indices outside
-//                [0, m), so peak activation memory equals 1F1B's
+//                [0, m), so peak activation memory equals 1F1B's; with uniform costs its makespan
+//                is the paper's m(F+B+W) + (p-1)(F+B-W) when m >= p and W <= min(F, B)
 #pragma once
 
 #include <cstdint>

@@ -106,7 +106,8 @@ void PipelineSimulator::simulate(const PipelineCosts& c) {
             const std::int64_t d = f_index_[slot - static_cast<std::size_t>(m)];
             if (d < 0 || end_[static_cast<std::size_t>(d)] < 0) return ran;
             const int from = (vs - 1) % p;
-            ready = end_[static_cast<std::size_t>(d)] + c.p2p_s[static_cast<std::size_t>(from)];
+            // Chunk to chunk on the same GPU (p = 1) sends nothing.
+            ready = end_[static_cast<std::size_t>(d)] + (from == s ? 0.0 : c.p2p_s[static_cast<std::size_t>(from)]);
             dep = d;
           }
           duration = c.forward_s[slot];
@@ -119,7 +120,7 @@ void PipelineSimulator::simulate(const PipelineCosts& c) {
           if (vs < last_vs) {
             const std::int64_t d = b_index_[slot + static_cast<std::size_t>(m)];
             if (d < 0 || end_[static_cast<std::size_t>(d)] < 0) return ran;
-            ready = end_[static_cast<std::size_t>(d)] + c.p2p_s[static_cast<std::size_t>(s)];
+            ready = end_[static_cast<std::size_t>(d)] + (p == 1 ? 0.0 : c.p2p_s[static_cast<std::size_t>(s)]);
             dep = d;
           } else {
             ready = end_[static_cast<std::size_t>(own)];
@@ -183,6 +184,13 @@ void PipelineSimulator::simulate(const PipelineCosts& c) {
 }
 
 double PipelineSimulator::makespan(const PipelineCosts& costs, double* pipeline_makespan_s) {
+  // The full validation reads every duration; the sizes are what memory safety needs.
+  const std::size_t n = costs.virtual_stages() * static_cast<std::size_t>(costs.microbatches);
+  if (costs.forward_s.size() != n || costs.backward_s.size() != n ||
+      (costs.schedule == Schedule::zb_h1 && costs.weight_s.size() != n) ||
+      costs.p2p_s.size() != static_cast<std::size_t>(costs.stages) ||
+      (!costs.dp_sync_s.empty() && costs.dp_sync_s.size() != static_cast<std::size_t>(costs.stages)))
+    costs.validate();  // throws, naming the field
   simulate(costs);
   if (pipeline_makespan_s != nullptr) *pipeline_makespan_s = pipeline_end_;
   return end_with_sync_;
@@ -196,6 +204,8 @@ Timeline PipelineSimulator::run(const PipelineCosts& c) {
   t.pipeline_makespan_s = pipeline_end_;
   t.makespan_s = end_with_sync_;
   t.ops.reserve(program_.size());
+  t.p2p.reserve(program_.size());
+  t.syncs.reserve(static_cast<std::size_t>(p));
   t.stages.resize(static_cast<std::size_t>(p));
   for (int s = 0; s < p; ++s) {
     const auto su = static_cast<std::size_t>(s);
@@ -213,7 +223,7 @@ Timeline PipelineSimulator::run(const PipelineCosts& c) {
       const int vs = op.chunk * p + s;
       const bool from_prev = op.kind == OpKind::forward && vs > 0;
       const bool from_next = op.kind == OpKind::backward && vs < p * c.chunks - 1;
-      if (from_prev || from_next) {
+      if ((from_prev || from_next) && p > 1) {
         const int from = from_prev ? (vs - 1) % p : (vs + 1) % p;
         const double link = c.p2p_s[static_cast<std::size_t>(from_prev ? from : s)];
         if (link > 0) {
@@ -231,7 +241,7 @@ Timeline PipelineSimulator::run(const PipelineCosts& c) {
     if (!c.dp_sync_s.empty() && c.dp_sync_s[su] > 0) {
       const double last_end = free_at_[su];
       const double begin = c.dp_sync_overlap ? start_[last_backward] : last_end;
-      t.syncs.push_back({s, begin, std::max(last_end, begin + c.dp_sync_s[su])});
+      t.syncs.push_back({s, begin, begin + c.dp_sync_s[su]});
     }
   }
   // Critical path: walk binding predecessors back from the op that ends last.

@@ -57,7 +57,7 @@ struct P2pEvent {  // an activation (forward) or gradient (backward) in flight b
   double end_s = 0;
 };
 
-struct SyncEvent {
+struct SyncEvent {  // a stage's gradient sync: it ends the stage at max(last op end, end_s)
   std::int32_t stage = 0;
   double start_s = 0;
   double end_s = 0;
@@ -67,7 +67,8 @@ struct StageSummary {
   double busy_s = 0;
   double idle_s = 0;           // pipeline makespan (before DP sync) - busy
   double bubble_fraction = 0;  // idle / pipeline makespan
-  double peak_inflight = 0;    // peak micro-batches with activations held (chunk units / v)
+  double peak_inflight = 0;    // peak micro-batches with activations held (chunk units / v);
+                               // released at B (ZB-H1's W keeps only the layer inputs)
 };
 
 struct Timeline {

@@ -1,0 +1,373 @@
+// End-to-end checks of `tessera simulate` (the real binary, under `timeout 60`): --json matches the
+// closed forms for uniform costs, --trace writes a Chrome trace that parses, --costs files with
+// per-stage and per-stage-per-micro-batch arrays, and bad input exits 2 with one stderr line naming
+// the field.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+struct RunResult {
+  int exit_code = -1;
+  int signal = 0;
+  bool timed_out = false;
+  std::string out, err;
+};
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::string describe(const RunResult& r) {
+  return "exit=" + std::to_string(r.exit_code) + " signal=" + std::to_string(r.signal) +
+         (r.timed_out ? " TIMED OUT" : "") + "\n--- stdout ---\n" + r.out.substr(0, 2000) + "\n--- stderr ---\n" +
+         r.err.substr(0, 4000);
+}
+
+class SimulateCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tessera_simulate_cli_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  fs::path file(const std::string& name, const std::string& text) {
+    const fs::path path = dir_ / name;
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    EXPECT_TRUE(out.good()) << "cannot write " << path;
+    return path;
+  }
+
+  // Runs `timeout 60 tessera simulate ARGS...` (no shell), stdout and stderr to files.
+  RunResult run(const std::vector<std::string>& args) {
+    const fs::path out_path = dir_ / "stdout.txt", err_path = dir_ / "stderr.txt";
+    std::vector<std::string> argv_text = {"timeout", "--kill-after=10", "60", TESSERA_BINARY, "simulate"};
+    argv_text.insert(argv_text.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : argv_text) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = 0;
+    const int spawn_rc = posix_spawnp(&pid, "timeout", &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    RunResult r;
+    if (spawn_rc != 0) {
+      ADD_FAILURE() << "posix_spawnp(timeout) failed: " << std::strerror(spawn_rc);
+      return r;
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFSIGNALED(status)) {
+      r.signal = WTERMSIG(status);
+    } else if (WIFEXITED(status)) {
+      r.exit_code = WEXITSTATUS(status);
+      if (r.exit_code == 124 || r.exit_code == 137) r.timed_out = true;
+      else if (r.exit_code > 128) r.signal = r.exit_code - 128;
+    }
+    r.out = read_file(out_path);
+    r.err = read_file(err_path);
+    return r;
+  }
+
+  // Runs with --json and returns the parsed document (after checking exit 0 and a clean stderr).
+  Json run_json(std::vector<std::string> args) {
+    args.push_back("--json");
+    const RunResult r = run(args);
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(r.err.empty()) << describe(r);
+    try {
+      return Json::parse(r.out);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "stdout is not JSON: " << e.what() << "\n" << describe(r);
+      return Json::object();
+    }
+  }
+
+  fs::path dir_;
+};
+
+bool is_word_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+bool contains_word(const std::string& text, const std::string& word) {
+  for (auto pos = text.find(word); pos != std::string::npos; pos = text.find(word, pos + 1)) {
+    const bool left = pos == 0 || !is_word_char(text[pos - 1]);
+    const std::size_t end = pos + word.size();
+    const bool right = end >= text.size() || !is_word_char(text[end]);
+    if (left && right) return true;
+  }
+  return false;
+}
+
+// Exit 2, nothing on stdout, exactly one stderr line naming `field` before "(allowed:", no crash.
+void expect_bad_input(const RunResult& r, const std::string& field) {
+  EXPECT_EQ(r.signal, 0) << describe(r);
+  EXPECT_FALSE(r.timed_out) << describe(r);
+  for (const char* marker : {"terminate called", "AddressSanitizer", "LeakSanitizer", "runtime error:"})
+    EXPECT_EQ(r.err.find(marker), std::string::npos) << describe(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_TRUE(r.out.empty()) << describe(r);
+  ASSERT_FALSE(r.err.empty()) << describe(r);
+  EXPECT_EQ(r.err.back(), '\n') << describe(r);
+  const std::string line = r.err.substr(0, r.err.find('\n'));
+  EXPECT_EQ(line.size() + 1, r.err.size()) << "stderr should be one line\n" << describe(r);
+  EXPECT_TRUE(contains_word(line.substr(0, line.find("(allowed:")), field))
+      << "stderr should name " << field << "\n" << describe(r);
+}
+
+void expect_rel(double got, double want, const std::string& what = "") {
+  EXPECT_NEAR(got, want, 1e-9 * std::max(1.0, std::fabs(want))) << what;
+}
+
+// ---- results ----------------------------------------------------------------------------------
+
+TEST_F(SimulateCli, JsonSummaryMatchesTheOneF1BClosedForm) {
+  const Json j = run_json({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd", "1", "--bwd", "2"});
+  EXPECT_EQ(j.at("schema_version"), 1);
+  EXPECT_EQ(j.at("schedule"), "1f1b");
+  EXPECT_EQ(j.at("num_stages"), 4);
+  EXPECT_EQ(j.at("microbatches"), 8);
+  EXPECT_EQ(j.at("vpp"), 1);
+  expect_rel(j.at("makespan"), (8 + 4 - 1) * 3.0);
+  expect_rel(j.at("pipeline_makespan"), 33.0);
+  expect_rel(j.at("bubble_fraction"), 3.0 / 11.0);
+  EXPECT_GT(j.at("critical_path_ops").get<int>(), 0);
+  EXPECT_FALSE(j.contains("ops")) << "the op list only with --ops";
+  ASSERT_EQ(j.at("stages").size(), 4u);
+  for (int s = 0; s < 4; ++s) {
+    const Json& st = j.at("stages")[static_cast<std::size_t>(s)];
+    EXPECT_EQ(st.at("stage"), s);
+    expect_rel(st.at("busy"), 24.0);
+    expect_rel(st.at("idle"), 9.0);
+    expect_rel(st.at("bubble_fraction"), 9.0 / 33.0);
+    expect_rel(st.at("peak_inflight"), 4.0 - s);
+  }
+}
+
+TEST_F(SimulateCli, OtherSchedulesMatchTheirClosedForms) {
+  // GPipe and 1F1B with --wgrad: backward = bwd + wgrad.
+  expect_rel(run_json({"--schedule", "gpipe", "--stages", "3", "--microbatches", "5", "--fwd", "1", "--bwd", "1.5",
+                       "--wgrad", "0.5"})
+                 .at("makespan"),
+             (5 + 3 - 1) * 3.0);
+  // Interleaved: m (f + b) + (p - 1)(f + b) / v.
+  expect_rel(run_json({"--schedule", "interleaved", "--stages", "4", "--microbatches", "8", "--vpp", "2", "--fwd", "1",
+                       "--bwd", "2"})
+                 .at("makespan"),
+             8 * 3.0 + 3 * 3.0 / 2);
+  // ZB-H1: m (F + B + W) + (p - 1)(F + B - W).
+  expect_rel(run_json({"--schedule", "zb-h1", "--stages", "4", "--microbatches", "8", "--fwd", "1", "--bwd", "1",
+                       "--wgrad", "1"})
+                 .at("makespan"),
+             8 * 3.0 + 3 * 1.0);
+}
+
+TEST_F(SimulateCli, OpsListedOnlyWithOps) {
+  const Json j = run_json({"--schedule", "zb-h1", "--stages", "2", "--microbatches", "3", "--fwd", "1", "--bwd", "1",
+                           "--wgrad", "1", "--ops"});
+  ASSERT_TRUE(j.contains("ops"));
+  ASSERT_EQ(j.at("ops").size(), 2u * 3u * 3u);
+  for (const auto& op : j.at("ops")) {
+    const std::string kind = op.at("kind");
+    EXPECT_TRUE(kind == "F" || kind == "B" || kind == "W") << kind;
+    EXPECT_LE(op.at("start").get<double>(), op.at("end").get<double>());
+  }
+}
+
+TEST_F(SimulateCli, HumanTable) {
+  const RunResult r = run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd", "1", "--bwd", "2"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(r.err.empty()) << describe(r);
+  EXPECT_NE(r.out.find("makespan"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("33"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("peak in-flight"), std::string::npos) << r.out;
+}
+
+TEST_F(SimulateCli, TraceFileIsWrittenAndParses) {
+  const fs::path trace = dir_ / "out.json";
+  const Json j = run_json({"--schedule", "interleaved", "--stages", "2", "--microbatches", "4", "--vpp", "2", "--fwd",
+                           "1", "--bwd", "2", "--p2p", "0.1", "--trace", trace.string()});
+  expect_rel(j.at("makespan"), j.at("pipeline_makespan"));
+  ASSERT_TRUE(fs::exists(trace));
+  const Json doc = Json::parse(read_file(trace));
+  std::size_t ops = 0, p2p = 0;
+  for (const auto& e : doc.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    const std::string name = e.at("name");
+    if (e.at("cat") == "compute") {
+      ++ops;
+      EXPECT_TRUE(name[0] == 'F' || name[0] == 'B') << name;
+    } else if (e.at("cat") == "p2p") {
+      ++p2p;
+      EXPECT_EQ(name.rfind("p2p ", 0), 0u) << name;
+    }
+  }
+  EXPECT_EQ(ops, 2u * 4u * 2u * 2u);
+  EXPECT_EQ(p2p, 2u * (2u * 2u - 1u) * 4u);  // every boundary crossing of every micro-batch
+  // The table mentions the trace.
+  const RunResult r = run({"--schedule", "1f1b", "--stages", "2", "--microbatches", "2", "--fwd", "1", "--bwd", "1",
+                           "--trace", (dir_ / "t2.json").string()});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("t2.json"), std::string::npos) << r.out;
+  EXPECT_TRUE(Json::parse(read_file(dir_ / "t2.json")).contains("traceEvents"));
+}
+
+TEST_F(SimulateCli, CostsFileShapes) {
+  // The same uniform costs as a number, per stage and per stage per micro-batch: the closed form.
+  for (const char* costs : {R"({"schedule": "1f1b", "stages": 2, "microbatches": 3, "fwd": 1, "bwd": 2})",
+                            R"({"schedule": "1f1b", "stages": 2, "microbatches": 3, "fwd": [1, 1], "bwd": [2, 2]})",
+                            R"({"schedule": "1f1b", "stages": 2, "microbatches": 3, "fwd": [[1, 1, 1], [1, 1, 1]],
+                                "bwd": [[2, 2, 2], 2], "p2p": [0], "dp_sync": 0, "dp_sync_overlap": true})"}) {
+    const Json j = run_json({"--costs", file("c.json", costs).string()});
+    expect_rel(j.at("makespan"), (3 + 2 - 1) * 3.0, costs);
+  }
+  // Uneven stages (worked by hand): stage 1 twice as slow.
+  //   s0: F0 [0,1] F1 [1,2]           B0 [7,9]            B1 [13,15]
+  //   s1:     F0 [1,3] B0 [3,7] F1 [7,9] B1 [9,13]
+  expect_rel(run_json({"--costs", file("u.json", R"({"schedule": "1f1b", "stages": 2, "microbatches": 2,
+                                                     "fwd": [1, 2], "bwd": [2, 4]})")
+                                      .string()})
+                 .at("makespan"),
+             15.0);
+  // Uneven micro-batches: micro-batch 1's forward on stage 1 takes 3 -> F1 [7,10] B1 [10,14] B1 [14,16].
+  expect_rel(run_json({"--costs", file("m.json", R"({"schedule": "1f1b", "stages": 2, "microbatches": 2,
+                                                     "fwd": [[1, 1], [2, 3]], "bwd": [[2, 2], [4, 4]]})")
+                                      .string()})
+                 .at("makespan"),
+             16.0);
+  // p2p per boundary and serial DP sync: 1 micro-batch F0 F1 B1 B0 with two crossings of 0.5,
+  // then stage 0's sync of 2 after its last op.
+  const Json s = run_json({"--costs", file("s.json", R"({"schedule": "gpipe", "stages": 2, "microbatches": 1,
+      "fwd": 1, "bwd": 1, "p2p": [0.5, 0], "dp_sync": [2, 0.5], "dp_sync_overlap": false})")
+                                          .string()});
+  expect_rel(s.at("pipeline_makespan"), 4 * 1.0 + 2 * 0.5);
+  expect_rel(s.at("makespan"), 5.0 + 2.0);
+  // vpp: each chunk takes T / v; interleaved closed form.
+  expect_rel(run_json({"--costs", file("v.json", R"({"schedule": "interleaved", "stages": 2, "microbatches": 2,
+                                                     "vpp": 2, "fwd": [2, 2], "bwd": 4})")
+                                      .string()})
+                 .at("makespan"),
+             2 * 6.0 + 6.0 / 2);
+}
+
+TEST_F(SimulateCli, CommandLineOverridesTheCostsFile) {
+  const auto costs = file("c.json", R"({"schedule": "gpipe", "stages": 4, "microbatches": 8, "fwd": 1, "bwd": 2})");
+  const Json j = run_json({"--costs", costs.string(), "--schedule", "1f1b", "--microbatches", "4", "--bwd", "1"});
+  EXPECT_EQ(j.at("schedule"), "1f1b");
+  EXPECT_EQ(j.at("microbatches"), 4);
+  expect_rel(j.at("makespan"), (4 + 4 - 1) * 2.0);
+}
+
+// ---- bad input ----------------------------------------------------------------------------------
+
+const std::vector<std::string> kBase = {"--stages", "4", "--microbatches", "8", "--fwd", "1", "--bwd", "2"};
+
+std::vector<std::string> with(std::vector<std::string> head, const std::vector<std::string>& tail = kBase) {
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
+}
+
+TEST_F(SimulateCli, BadCommandLines) {
+  expect_bad_input(run(with({"--schedule", "pipedream"})), "schedule");
+  expect_bad_input(run(kBase), "schedule");  // no schedule anywhere
+  expect_bad_input(run({"--schedule", "1f1b", "--stages", "0", "--microbatches", "8", "--fwd", "1", "--bwd", "2"}),
+                   "stages");
+  expect_bad_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "0", "--fwd", "1", "--bwd", "2"}),
+                   "microbatches");
+  expect_bad_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd=-1", "--bwd", "2"}),
+                   "fwd");
+  expect_bad_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd", "-1", "--bwd", "2"}),
+                   "fwd");
+  expect_bad_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd", "nan", "--bwd", "2"}),
+                   "fwd");
+  expect_bad_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd", "abc", "--bwd", "2"}),
+                   "fwd");
+  expect_bad_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd", "1e300", "--bwd", "2"}),
+                   "fwd");
+  expect_bad_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd", "1"}), "bwd");
+  expect_bad_input(run(with({"--schedule", "1f1b", "--p2p", "-0.5"})), "p2p");
+  expect_bad_input(run(with({"--schedule", "1f1b", "--wgrad", "inf"})), "wgrad");
+  expect_bad_input(run({"--schedule", "interleaved", "--stages", "4", "--microbatches", "6", "--vpp", "2", "--fwd", "1",
+                        "--bwd", "2"}),
+                   "microbatches");
+  expect_bad_input(run(with({"--schedule", "1f1b", "--vpp", "2"})), "vpp");
+  expect_bad_input(run(with({"--schedule", "interleaved", "--vpp", "0"})), "vpp");
+  expect_bad_input(run({"--schedule", "1f1b", "--stages", "100000", "--microbatches", "10000", "--fwd", "1", "--bwd",
+                        "2"}),
+                   "microbatches");
+  expect_bad_input(run(with({"--schedule", "1f1b", "--trace", (dir_ / "no" / "such" / "t.json").string()})), "trace");
+  expect_bad_input(run(with({"--schedule", "1f1b", "--ops"})), "ops");
+}
+
+TEST_F(SimulateCli, BadCostsFiles) {
+  auto costs_run = [&](const std::string& text) { return run({"--costs", file("c.json", text).string()}); };
+  expect_bad_input(run({"--costs", (dir_ / "missing.json").string()}), "costs");
+  expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 2,)"), "costs");  // malformed
+  expect_bad_input(costs_run("[1, 2]"), "costs");                             // not an object
+  expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 2, "fwd": 1, "bwd": 1, "fwdd": 1})"),
+                   "costs");  // unknown key
+  expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 3, "microbatches": 2, "fwd": [1, 2], "bwd": 1})"),
+                   "fwd");  // wrong length
+  expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 3, "fwd": 1,
+                                 "bwd": [[1, 1, 1], [1, 1]]})"),
+                   "bwd");  // wrong inner length
+  expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 2, "fwd": [1, -2], "bwd": 1})"),
+                   "fwd");
+  expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 2, "fwd": [1, "2"], "bwd": 1})"),
+                   "fwd");
+  expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 2, "fwd": 1e300, "bwd": 1})"),
+                   "fwd");
+  expect_bad_input(costs_run(R"({"schedule": "zb-h1", "stages": 2, "microbatches": 2, "fwd": 1, "bwd": 1,
+                                 "wgrad": {"a": 1}})"),
+                   "wgrad");
+  expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 2.5, "microbatches": 2, "fwd": 1, "bwd": 1})"),
+                   "stages");
+  expect_bad_input(costs_run(R"({"schedule": 3, "stages": 2, "microbatches": 2, "fwd": 1, "bwd": 1})"), "schedule");
+  expect_bad_input(costs_run(R"({"schedule": "interleaved", "stages": 2, "microbatches": 2, "vpp": 2, "fwd": 1,
+                                 "bwd": 1, "p2p": [0.1]})"),
+                   "p2p");  // interleaving needs the wrap-around link too
+  expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 2, "fwd": 1, "bwd": 1,
+                                 "dp_sync": [1, 2, 3]})"),
+                   "dp_sync");
+  expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 2, "fwd": 1, "bwd": 1,
+                                 "dp_sync_overlap": "yes"})"),
+                   "dp_sync_overlap");
+  expect_bad_input(costs_run(R"({"schedule": "1f1b", "microbatches": 2, "fwd": 1, "bwd": 1})"), "stages");
+}
+
+}  // namespace
