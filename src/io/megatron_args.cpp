@@ -182,10 +182,17 @@ PlanRequest plan_from_megatron_args(const std::vector<std::string>& args, const 
                   "a divisor of layers / pipeline size");
     s += fmt::format(",vpp={}", model.layers / (pp * per_chunk));
   }
-  if (values.count("--decoder-first-pipeline-num-layers"))
-    s += fmt::format(",first_stage_layers={}", get("--decoder-first-pipeline-num-layers", 0));
-  if (values.count("--decoder-last-pipeline-num-layers"))
-    s += fmt::format(",last_stage_layers={}", get("--decoder-last-pipeline-num-layers", 0));
+  // Uneven split flags: kept only when they differ from Megatron's default split for this
+  // layout, so an exported plan reads back to the same plan.
+  PlanRequest layout = load_plan(s + ",sp=0,zero=0", model, cluster);
+  const LayerSplit default_split = split_layers(layout.plan, model.layers);
+  const std::int64_t first = get("--decoder-first-pipeline-num-layers", 0);
+  const std::int64_t last = get("--decoder-last-pipeline-num-layers", 0);
+  const bool is_default = (first == 0 || first == default_split.first) && (last == 0 || last == default_split.last);
+  if (!is_default) {
+    if (first) s += fmt::format(",first_stage_layers={}", first);
+    if (last) s += fmt::format(",last_stage_layers={}", last);
+  }
   s += fmt::format(",sp={}", switches.count("--sequence-parallel") ? 1 : 0);
   const auto granularity = values.find("--recompute-granularity");
   s += ",recompute=" + (granularity == values.end() ? std::string("none") : granularity->second);
