@@ -69,7 +69,7 @@ double linear_time(const Context& x, double m, double n, double k, double count 
   return gemm_time_s(m, n, k, count, x.c.gpu, x.fp8);
 }
 
-LayerCost layer_cost(const Context& x, bool moe) {
+LayerCost layer_cost(const Context& x, bool moe, Recompute recompute) {
   const ModelSpec& m = x.m;
   const double T = x.tokens;
   const double h = static_cast<double>(m.hidden);
@@ -153,7 +153,7 @@ LayerCost layer_cost(const Context& x, bool moe) {
   cost.fwd_s = std::max(gemm_fwd + attn_fwd + elementwise_fwd, host_fwd);
   cost.bwd_s = std::max(kGemmBackwardOverForward * gemm_fwd + attn_bwd + elementwise_bwd,
                         kHostBackwardOverForward * host_fwd);
-  switch (x.p.recompute) {
+  switch (recompute) {
     case Recompute::none: break;
     case Recompute::selective: cost.recompute_s = attn_fwd; break;
     case Recompute::full: cost.recompute_s = cost.fwd_s; break;
@@ -163,7 +163,7 @@ LayerCost layer_cost(const Context& x, bool moe) {
   // backward, two more when the forward is recomputed (Megatron-LM, SC'21 §3.2 / Korthikanti §4.2.2).
   if (x.p.tp > 1) {
     const double one = all_reduce_time_s(kB16 * T * h, x.p.tp, x.tp_link);
-    const double count = x.p.recompute == Recompute::full ? 6.0 : 4.0;
+    const double count = recompute == Recompute::full ? 6.0 : 4.0;
     double tp_comm = count * one;
     if (x.p.overlap_tp_comm) tp_comm = std::max(0.0, tp_comm - (gemm_fwd * (1.0 + kGemmBackwardOverForward)));
     cost.tp_s = tp_comm;
@@ -174,13 +174,13 @@ LayerCost layer_cost(const Context& x, bool moe) {
     const double kv_bytes = kB16 * T * 2.0 * kv_width / t;
     const double ring_fwd = static_cast<double>(x.p.cp - 1) * p2p_time_s(kv_bytes, x.cp_link);
     cost.cp_s = std::max(0.0, ring_fwd - attn_fwd) + std::max(0.0, 2.0 * ring_fwd - attn_bwd);
-    if (x.p.recompute == Recompute::full) cost.cp_s += std::max(0.0, ring_fwd - attn_fwd);
+    if (recompute == Recompute::full) cost.cp_s += std::max(0.0, ring_fwd - attn_fwd);
   }
   // Expert parallel: dispatch and combine all-to-alls, forward and backward, not overlapped.
   if (moe && x.p.ep > 1) {
     const double routed_bytes = kB16 * T / sp_divisor * static_cast<double>(m.moe.top_k) * h;
     const double one = all_to_all_time_s(routed_bytes, x.p.ep, x.ep_link);
-    cost.ep_s = (x.p.recompute == Recompute::full ? 6.0 : 4.0) * one;
+    cost.ep_s = (recompute == Recompute::full ? 6.0 : 4.0) * one;
   }
   cost.comm_s = cost.tp_s + cost.cp_s + cost.ep_s;
   return cost;
@@ -274,8 +274,7 @@ double memoised_makespan(const PipelineCosts& costs, double& pipeline_s) {
   return with_sync;
 }
 
-}  // namespace
-
+// Both paths: everything but the pipeline term is shared.
 Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, const Workload& w,
                        PipelineModel mode, Timeline* timeline) {
   Context x{m, c, p, w, p.precision == Precision::fp8,
@@ -286,8 +285,12 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, cons
   x.ep_link = group_link(c, p.tp, p.ep);
 
   const bool any_moe = m.is_moe();
-  const LayerCost dense_layer = m.dense_mlp_layers() > 0 ? layer_cost(x, false) : LayerCost{};
-  const LayerCost moe_layer = any_moe ? layer_cost(x, true) : LayerCost{};
+  const LayerCost dense_layer = m.dense_mlp_layers() > 0 ? layer_cost(x, false, p.recompute) : LayerCost{};
+  const LayerCost moe_layer = any_moe ? layer_cost(x, true, p.recompute) : LayerCost{};
+  // Full recompute of only some layers: the others run as without recompute.
+  const bool partial = p.recompute == Recompute::full && p.recompute_layers > 0;
+  const LayerCost dense_plain = partial && m.dense_mlp_layers() > 0 ? layer_cost(x, false, Recompute::none) : dense_layer;
+  const LayerCost moe_plain = partial && any_moe ? layer_cost(x, true, Recompute::none) : moe_layer;
   const LayerSplit split = split_layers(p, m.layers);
   const double h = static_cast<double>(m.hidden);
   const double T = x.tokens;
@@ -326,8 +329,13 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, cons
     const std::int64_t length = k == 0 ? split.first : (k == virtual_stages - 1 ? split.last : split.middle);
     const std::int64_t dense =
         any_moe ? std::clamp<std::int64_t>(m.moe.dense_layers - start, 0, length) : length;
-    add_layers(sc, dense_layer, static_cast<double>(dense));
-    add_layers(sc, moe_layer, static_cast<double>(length - dense));
+    // Megatron's block method recomputes the first N layers of the chunk (dense ones first).
+    const std::int64_t recomputed = partial ? std::min(p.recompute_layers, length) : length;
+    const std::int64_t dense_recomputed = std::min(dense, recomputed);
+    add_layers(sc, dense_layer, static_cast<double>(dense_recomputed));
+    add_layers(sc, dense_plain, static_cast<double>(dense - dense_recomputed));
+    add_layers(sc, moe_layer, static_cast<double>(recomputed - dense_recomputed));
+    add_layers(sc, moe_plain, static_cast<double>(length - dense - (recomputed - dense_recomputed)));
     if (k == 0) add_extra(sc, embed);
     if (k == virtual_stages - 1) add_extra(sc, head);
     return sc;
@@ -364,6 +372,11 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, cons
     shape.moe_layers = any_moe ? shape.layers - dense_layers_on_stage(split, s, pp, m.moe.dense_layers) : 0;
     shape.has_embedding = s == 0;
     shape.has_output_head = s == pp - 1;
+    shape.recomputed_layers = 0;
+    for (std::int64_t k = s; k < virtual_stages; k += pp) {
+      const std::int64_t length = k == 0 ? split.first : (k == virtual_stages - 1 ? split.last : split.middle);
+      shape.recomputed_layers += p.recomputed_layers(length);
+    }
     // 1F1B holds p - s micro-batches on stage s; interleaving adds (p-1)/(p v) (Korthikanti §4.2.3).
     double inflight = static_cast<double>(std::min<std::int64_t>(pp - s, microbatches));
     if (p.vpp > 1) inflight *= 1.0 + static_cast<double>(pp - 1) / static_cast<double>(pp * p.vpp);
@@ -545,7 +558,13 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, cons
   }
 
   const double gpus = static_cast<double>(p.gpus());
-  const IterationFlops flops = iteration_flops(m, w.tokens(), w.seq_len, p.recompute);
+  IterationFlops flops = iteration_flops(m, w.tokens(), w.seq_len, p.recompute);
+  if (partial) {
+    std::int64_t recomputed = 0;
+    for (std::int64_t k = 0; k < virtual_stages; ++k)
+      recomputed += p.recomputed_layers(k == 0 ? split.first : (k == virtual_stages - 1 ? split.last : split.middle));
+    flops.recompute *= static_cast<double>(recomputed) / static_cast<double>(m.layers);
+  }
   e.model_flops = flops.model();
   e.hardware_flops = flops.hardware();
   e.tokens_per_s = w.tokens() / e.iteration_time_s;
@@ -559,6 +578,8 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, cons
   e.fits = peak_bytes <= e.usable_memory_bytes;
   return e;
 }
+
+}  // namespace
 
 Estimate estimate(const ModelSpec& model, const Cluster& cluster, const Plan& plan,
                   const Workload& workload) {

@@ -73,10 +73,20 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const Workload& 
   shape.flash_attention = p.flash_attention;
   shape.recompute = p.recompute;
   const double dense_layers = static_cast<double>(s.layers - s.moe_layers);
-  const double per_microbatch = dense_layers * layer_activation_bytes(m, shape, false) +
-                                static_cast<double>(s.moe_layers) * layer_activation_bytes(m, shape, true);
+  double per_microbatch = dense_layers * layer_activation_bytes(m, shape, false) +
+                          static_cast<double>(s.moe_layers) * layer_activation_bytes(m, shape, true);
+  const std::int64_t recomputed = s.recomputed_layers < 0 ? s.layers : std::min(s.recomputed_layers, s.layers);
+  if (p.recompute == Recompute::full && recomputed < s.layers && s.layers > 0) {
+    // Full recompute of only some layers: the rest keep their whole activations.
+    ActivationShape kept = shape;
+    kept.recompute = Recompute::none;
+    const double kept_fraction = static_cast<double>(s.layers - recomputed) / static_cast<double>(s.layers);
+    const double kept_bytes = dense_layers * layer_activation_bytes(m, kept, false) +
+                              static_cast<double>(s.moe_layers) * layer_activation_bytes(m, kept, true);
+    per_microbatch = (1.0 - kept_fraction) * per_microbatch + kept_fraction * kept_bytes;
+  }
   mem.activations_bytes = per_microbatch * s.inflight_microbatches;
-  if (p.recompute == Recompute::full && s.layers > 0) {
+  if (p.recompute == Recompute::full && recomputed > 0) {
     // Backward re-runs one layer's forward at a time and holds its full activations.
     ActivationShape working = shape;
     working.recompute = Recompute::none;

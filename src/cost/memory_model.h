@@ -34,6 +34,7 @@ struct StageParameters {
 struct StageShape {
   std::int64_t layers = 0;        // transformer layers on this GPU's stage (all chunks)
   std::int64_t moe_layers = 0;    // of which MoE
+  std::int64_t recomputed_layers = -1;  // under recompute=full, how many are recomputed; -1 = all
   bool has_embedding = false;
   bool has_output_head = false;
   double inflight_microbatches = 0;  // micro-batches whose activations are held at the peak

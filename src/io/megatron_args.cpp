@@ -1,5 +1,6 @@
 #include "io/megatron_args.h"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <set>
@@ -80,8 +81,13 @@ std::vector<std::string> megatron_args(const ModelSpec& m, const Plan& p, const 
       a.insert(a.end(), {"--recompute-granularity", "selective"});
       break;
     case Recompute::full:
-      a.insert(a.end(), {"--recompute-granularity", "full", "--recompute-method", "uniform"});
-      add(a, "--recompute-num-layers", 1);
+      if (p.recompute_layers > 0) {
+        a.insert(a.end(), {"--recompute-granularity", "full", "--recompute-method", "block"});
+        add(a, "--recompute-num-layers", p.recompute_layers);
+      } else {
+        a.insert(a.end(), {"--recompute-granularity", "full", "--recompute-method", "uniform"});
+        add(a, "--recompute-num-layers", 1);
+      }
       break;
   }
   if (p.zero == OptimizerSharding::zero1 || p.zero == OptimizerSharding::zero2)
@@ -196,6 +202,9 @@ PlanRequest plan_from_megatron_args(const std::vector<std::string>& args, const 
   s += fmt::format(",sp={}", switches.count("--sequence-parallel") ? 1 : 0);
   const auto granularity = values.find("--recompute-granularity");
   s += ",recompute=" + (granularity == values.end() ? std::string("none") : granularity->second);
+  const auto method = values.find("--recompute-method");
+  if (method != values.end() && method->second == "block")
+    s += fmt::format(",recompute_layers={}", get("--recompute-num-layers", 0));
   s += switches.count("--use-torch-fsdp2") ? ",zero=3" : (switches.count("--use-distributed-optimizer") ? ",zero=1" : ",zero=0");
   s += values.count("--fp8-format") ? ",precision=fp8" : ",precision=bf16";
   s += fmt::format(",overlap_grad={},overlap_tp={},overlap_p2p={}", switches.count("--overlap-grad-reduce") ? 1 : 0,
@@ -235,7 +244,16 @@ std::string torchtitan_toml(const ModelSpec& m, const Plan& p, const Workload& w
   switch (p.recompute) {
     case Recompute::none: t += "mode = \"none\"\n"; break;
     case Recompute::selective: t += "mode = \"selective\"\nselective_ac_option = \"op\"\n"; break;
-    case Recompute::full: t += "mode = \"full\"\n"; break;
+    case Recompute::full:
+      if (p.recompute_layers > 0) {
+        // torchtitan checkpoints every k-th layer: the nearest k to recomputing N of a chunk's layers.
+        const std::int64_t chunk = (m.layers + p.pp * p.vpp - 1) / (p.pp * p.vpp);
+        const std::int64_t every = std::max<std::int64_t>(1, (chunk + p.recompute_layers / 2) / p.recompute_layers);
+        t += fmt::format("mode = \"selective\"\nselective_ac_option = \"{}\"  # full recompute of 1 in {} layers\n", every, every);
+      } else {
+        t += "mode = \"full\"\n";
+      }
+      break;
   }
   if (p.precision == Precision::fp8) t += "\n[float8]\nenable_fsdp_float8_all_gather = true\n";
   return t;

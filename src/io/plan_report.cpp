@@ -30,7 +30,9 @@ std::string short_plan(const Plan& p) {
   if (p.cp > 1) s += fmt::format(",cp={}", p.cp);
   if (p.ep > 1) s += fmt::format(",ep={}", p.ep);
   if (p.vpp > 1) s += fmt::format(",vpp={}", p.vpp);
-  s += fmt::format(",mb={},recompute={},zero={}", p.micro_batch, to_string(p.recompute), to_string(p.zero));
+  s += fmt::format(",mb={},recompute={}", p.micro_batch, to_string(p.recompute));
+  if (p.recompute_layers > 0) s += fmt::format(":{}", p.recompute_layers);
+  s += fmt::format(",zero={}", to_string(p.zero));
   return s;
 }
 

@@ -15,7 +15,7 @@ namespace tessera {
 namespace {
 
 constexpr const char* kKeys =
-    "tp, pp, dp, cp, ep, vpp, mb, gbs, seq, recompute, sp, zero, precision, overlap_grad, "
+    "tp, pp, dp, cp, ep, vpp, mb, gbs, seq, recompute, recompute_layers, sp, zero, precision, overlap_grad, "
     "overlap_param, overlap_tp, overlap_p2p, p2p_sg, flash, first_stage_layers, last_stage_layers";
 
 std::int64_t to_int(const std::string& key, const std::string& text) {
@@ -52,6 +52,7 @@ PlanRequest build(const std::map<std::string, std::string>& kv, const ModelSpec&
     else if (key == "gbs") { r.workload.global_batch = to_int(key, value); gbs_given = true; }
     else if (key == "seq") r.workload.seq_len = to_int(key, value);
     else if (key == "recompute") p.recompute = parse_recompute(value);
+    else if (key == "recompute_layers") p.recompute_layers = to_int(key, value);
     else if (key == "sp") { p.sequence_parallel = to_bool(key, value); sp_given = true; }
     else if (key == "zero") p.zero = parse_optimizer_sharding(value);
     else if (key == "precision") p.precision = parse_precision(value);
@@ -145,6 +146,7 @@ nlohmann::json plan_to_json(const Plan& p, const Workload& w) {
           {"gbs", w.global_batch},
           {"seq", w.seq_len},
           {"recompute", to_string(p.recompute)},
+          {"recompute_layers", p.recompute_layers},
           {"sp", p.sequence_parallel},
           {"zero", to_string(p.zero)},
           {"precision", to_string(p.precision)},
@@ -163,6 +165,7 @@ std::string plan_to_shorthand(const Plan& p, const Workload& w) {
                               p.tp, p.pp, p.dp, p.cp, p.ep, p.vpp, p.micro_batch, w.global_batch,
                               w.seq_len, to_string(p.recompute), p.sequence_parallel ? 1 : 0,
                               to_string(p.zero), to_string(p.precision));
+  if (p.recompute_layers) s += fmt::format(",recompute_layers={}", p.recompute_layers);
   if (!p.flash_attention) s += ",flash=0";
   if (!p.overlap_grad_reduce) s += ",overlap_grad=0";
   if (!p.overlap_param_gather) s += ",overlap_param=0";

@@ -107,6 +107,9 @@ void validate_plan(const Plan& p, const ModelSpec& m, const Cluster& c, const Wo
                 "gbs/(dp*mb) a multiple of pp");
   if (p.precision == Precision::fp8 && c.gpu.fp8_tflops <= 0)
     throw Error("precision", "fp8 is not supported on " + c.gpu.key, "bf16");
+  require_non_negative("recompute_layers", p.recompute_layers, m.layers);
+  if (p.recompute_layers > 0 && p.recompute != Recompute::full)
+    throw Error("recompute_layers", "only applies to full recompute", "0 unless recompute=full");
   if (p.first_stage_layers < 0 || p.last_stage_layers < 0)
     throw Error("first_stage_layers", "negative", "0 (Megatron default) or a positive count");
   (void)split_layers(p, m.layers);  // throws if a requested uneven split is impossible

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,9 @@ struct Plan {
   std::int64_t micro_batch = 1;
   bool sequence_parallel = false;
   Recompute recompute = Recompute::none;
+  // With recompute = full: recompute only the first N layers of each model chunk (Megatron's
+  // --recompute-method block --recompute-num-layers N); 0 = every layer.
+  std::int64_t recompute_layers = 0;
   OptimizerSharding zero = OptimizerSharding::none;
   Precision precision = Precision::bf16;
   bool overlap_grad_reduce = true;   // Megatron --overlap-grad-reduce
@@ -55,6 +59,11 @@ struct Plan {
 
   std::int64_t gpus() const { return saturating_product({tp, pp, dp, cp}); }
   std::int64_t microbatches(const Workload& w) const { return w.global_batch / (dp * micro_batch); }
+  // Layers of a chunk of `chunk_layers` whose forward is recomputed in backward (full recompute).
+  std::int64_t recomputed_layers(std::int64_t chunk_layers) const {
+    if (recompute != Recompute::full) return 0;
+    return recompute_layers == 0 ? chunk_layers : std::min(recompute_layers, chunk_layers);
+  }
 };
 
 // Throws Error naming the field and the valid values when the plan's shape is invalid for this

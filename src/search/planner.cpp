@@ -21,6 +21,8 @@ constexpr std::int64_t kMaxMicroBatch = 32;
 constexpr std::int64_t kMaxVpp = 32;
 // Candidates kept per thread and re-scored with the simulated pipeline.
 constexpr std::size_t kRescored = 64;
+// Chunks up to this many layers try every partial-recompute count.
+constexpr std::int64_t kAllPartialUpTo = 8;
 
 std::vector<std::int64_t> divisors(std::int64_t n, std::int64_t limit) {
   std::vector<std::int64_t> out;
@@ -47,8 +49,8 @@ bool better(const RankedPlan& a, const RankedPlan& b) {
     return a.estimate.peak_memory_bytes < b.estimate.peak_memory_bytes;
   const Plan& x = a.plan;
   const Plan& y = b.plan;
-  return std::tie(x.zero, x.recompute, x.vpp, x.micro_batch, x.cp, x.ep, x.pp, x.tp) <
-         std::tie(y.zero, y.recompute, y.vpp, y.micro_batch, y.cp, y.ep, y.pp, y.tp);
+  return std::tie(x.zero, x.recompute, x.recompute_layers, x.vpp, x.micro_batch, x.cp, x.ep, x.pp, x.tp) <
+         std::tie(y.zero, y.recompute, y.recompute_layers, y.vpp, y.micro_batch, y.cp, y.ep, y.pp, y.tp);
 }
 
 }  // namespace
@@ -108,6 +110,7 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
   std::atomic<std::int64_t> done{0};
 
   auto work = [&](Worker& wk) {
+    std::vector<std::int64_t> partial_layers;
     const auto worse = [](const RankedPlan& a, const RankedPlan& b) { return better(a, b); };
     for (std::size_t i = next++; i < shapes.size(); i = next++) {
       const Shape& sh = shapes[i];
@@ -131,12 +134,28 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
         const std::int64_t m = per_replica / mb;
         for (std::int64_t v : pinned_or(fix.vpp, vpps)) {
           if (v > 1 && (sh.pp == 1 || m % sh.pp != 0 || sh.pp * v > model.layers)) continue;
+          // Full recompute of only the first N layers of each chunk: N over 1..chunk-1 for short
+          // chunks, else powers of two and the half and three-quarter marks (the memory / time
+          // trade-off is linear in N, so these bracket the best N within a few layers).
+          const std::int64_t chunk = (model.layers + sh.pp * v - 1) / (sh.pp * v);
+          partial_layers.clear();
+          partial_layers.push_back(0);
+          if (!fix.recompute || *fix.recompute == Recompute::full) {
+            for (std::int64_t n = 1; n < chunk; n = chunk <= kAllPartialUpTo ? n + 1 : n * 2) partial_layers.push_back(n);
+            if (chunk > kAllPartialUpTo) {
+              partial_layers.push_back(chunk / 2);
+              partial_layers.push_back(3 * chunk / 4);
+            }
+          }
           for (Recompute rc : recomputes) {
+           for (std::int64_t n : partial_layers) {
+            if (n > 0 && rc != Recompute::full) continue;
             for (OptimizerSharding z : zeros) {
               Plan p = base;
               p.micro_batch = mb;
               p.vpp = v;
               p.recompute = rc;
+              p.recompute_layers = n;
               p.zero = z;
               try {
                 validate_plan(p, model, cluster, workload);
@@ -161,6 +180,7 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
                 std::push_heap(wk.best.begin(), wk.best.end(), worse);
               }
             }
+           }
           }
         }
       }

@@ -1,7 +1,8 @@
 // Planner: searches every valid plan for a model, cluster and workload, ranks them by predicted
 // iteration time (ties: less memory) and returns the best. The search space: tp (dividing the
 // heads and kv heads, within a node unless allowed), pp (even and Megatron-uneven layer splits),
-// cp, ep (MoE), vpp, micro-batch, recompute, optimizer sharding; dp = GPUs / (tp pp cp).
+// cp, ep (MoE), vpp, micro-batch, recompute (none, selective, full, full for only the first N
+// layers of each chunk), optimizer sharding; dp = GPUs / (tp pp cp).
 //
 // Pruning that cannot drop the best plan:
 //   - divisibility (validate_plan) and memory (a plan that does not fit is not ranked);

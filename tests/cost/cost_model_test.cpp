@@ -278,5 +278,29 @@ TEST(CostModel, SimulatedInterleavingShrinksTheBubbleAboutV) {
   }
 }
 
+// Full recompute of only N layers of each chunk sits between no recompute and full recompute, in
+// time, hardware FLOPs and activation memory, and N = all layers equals plain full recompute.
+TEST(CostModel, PartialFullRecomputeIsBetweenNoneAndFull) {
+  Job none = gpt3_175b(8, 8, 8, 512);
+  none.plan.recompute = Recompute::none;
+  Job full = none;
+  full.plan.recompute = Recompute::full;
+  Job half = full;
+  half.plan.recompute_layers = 6;  // of 12 layers per stage
+  Job all = full;
+  all.plan.recompute_layers = 12;
+  const Estimate en = none.run(), ef = full.run(), eh = half.run(), ea = all.run();
+  EXPECT_LT(en.iteration_time_s, eh.iteration_time_s);
+  EXPECT_LT(eh.iteration_time_s, ef.iteration_time_s);
+  EXPECT_LT(en.hardware_flops, eh.hardware_flops);
+  EXPECT_LT(eh.hardware_flops, ef.hardware_flops);
+  EXPECT_NEAR(eh.hardware_flops - en.hardware_flops, (ef.hardware_flops - en.hardware_flops) / 2.0,
+              1e-9 * ef.hardware_flops);
+  EXPECT_GT(en.memory.activations_bytes, eh.memory.activations_bytes);
+  EXPECT_GT(eh.memory.activations_bytes, ef.memory.activations_bytes);
+  EXPECT_DOUBLE_EQ(ea.iteration_time_s, ef.iteration_time_s);
+  EXPECT_DOUBLE_EQ(ea.peak_memory_bytes, ef.peak_memory_bytes);
+}
+
 }  // namespace
 }  // namespace tessera

@@ -38,6 +38,7 @@ TEST(MegatronArgs, RoundTripsThePlan) {
   expect_round_trip("mixtral-8x7b", "h100-sxm-80gb:64", "tp=2,pp=2,ep=8,mb=2,gbs=256,seq=4096,zero=1,overlap_tp=1");
   expect_round_trip("bloom-176b", "a100-sxm-80gb:384", "tp=4,pp=12,mb=2,gbs=2048,seq=2048,recompute=full,sp=0,overlap_grad=0,overlap_p2p=0,flash=0");
   expect_round_trip("llama3-8b", "h100-sxm-80gb:8", "tp=1,mb=2,gbs=16,seq=8192,recompute=selective,zero=3");
+  expect_round_trip("llama3-70b", "h100-sxm-80gb:256", "tp=8,pp=4,mb=1,gbs=256,seq=8192,recompute=full,recompute_layers=5");
 }
 
 // The flags a Megatron user looks for, with the values of the plan.
