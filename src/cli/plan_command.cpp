@@ -47,7 +47,8 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
   sub->add_flag("--quiet", o->quiet, "No progress bar");
   commands.add(sub, [o]() {
     const ModelSpec model = load_model(o->model);
-    const Cluster cluster = load_cluster(o->cluster);
+    const MixedCluster mixed = load_mixed_cluster(o->cluster);
+    const Cluster& cluster = mixed.pools.front();
     Workload w{o->gbs, o->seq == 0 ? model.max_context : o->seq};
     if (o->seq < 0) throw Error("--seq", "got " + std::to_string(o->seq), "a positive integer");
     w.validate();
@@ -72,6 +73,18 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
                      static_cast<int>(100 * done / std::max<std::int64_t>(1, total)));
         if (done == total) std::fprintf(stderr, "\n");
       };
+    }
+    if (mixed.pools.size() > 1) {
+      if (!o->emit.empty()) throw Error("--emit", "not available for a cluster of several pools", "--json or the table");
+      const MixedPlan plan = search_mixed_plans(model, mixed, w, fix, options);
+      if (o->json) {
+        auto j = mixed_plan_to_json(plan, mixed, model, w);
+        j["schema_version"] = kSchemaVersion;
+        fmt::print("{}\n", j.dump(2));
+      } else {
+        fmt::print("{}", mixed_plan_to_table(plan, mixed, model, w));
+      }
+      return 0;
     }
     const PlanSearch search = search_plans(model, cluster, w, fix, options);
     const double limit_gib = fix.max_memory_gib.value_or(cluster.gpu.usable_memory_gib);

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "io/builtin_data.h"
 #include "io/json_fields.h"
+#include "core/units.h"
 
 namespace tessera {
 
@@ -127,13 +128,66 @@ Cluster cluster_from_json(const nlohmann::json& j) {
 
 Cluster load_cluster(const std::string& text) {
   std::error_code ec;
-  if (std::filesystem::is_regular_file(text, ec)) return cluster_from_json(parse_file(text, "cluster"));
+  if (std::filesystem::is_regular_file(text, ec)) {
+    const auto j = parse_file(text, "cluster");
+    if (j.is_object() && j.contains("pools"))
+      throw Error("cluster.pools", "a cluster of several GPU pools is planned by `tessera plan`",
+                  "a single-pool cluster (GPU:COUNT or {\"gpu\", \"gpus\"}) for this command");
+    return cluster_from_json(j);
+  }
+  if (text.find('+') != std::string::npos)
+    throw Error("cluster", "'" + text + "' has several pools; `tessera plan` plans those", "GPU:COUNT");
   const auto colon = text.find(':');
   if (colon == std::string::npos)
     throw Error("cluster", "'" + text + "' is neither GPU:COUNT nor a file",
                 "GPU:COUNT with GPU one of " + catalog_keys() + ", or a cluster JSON path");
   const GpuSpec& gpu = find_gpu(text.substr(0, colon));
   return make_cluster(gpu, parse_count(text.substr(colon + 1), "cluster.gpus"));
+}
+
+MixedCluster load_mixed_cluster(const std::string& text) {
+  MixedCluster mixed;
+  std::error_code ec;
+  double inter_pool_gbps = 0;
+  if (std::filesystem::is_regular_file(text, ec)) {
+    const auto j = parse_file(text, "cluster");
+    if (!(j.is_object() && j.contains("pools"))) {
+      mixed.pools.push_back(cluster_from_json(j));
+    } else {
+      reject_unknown_keys(j, "cluster", {"name", "notes", "pools", "inter_pool_gbps"});
+      const auto& pools = j.at("pools");
+      if (!pools.is_array() || pools.empty())
+        throw Error("cluster.pools", "expected a non-empty array", "[{\"gpu\": ..., \"gpus\": ...}, ...]");
+      for (const auto& pool : pools) mixed.pools.push_back(cluster_from_json(pool));
+      inter_pool_gbps = get_number_or(j, "inter_pool_gbps", "cluster", 0.0);
+      if (mixed.pools.size() > 1 && !(inter_pool_gbps > 0))
+        throw Error("cluster.inter_pool_gbps", "missing or not positive", "aggregate Gbit/s between two pools, > 0");
+    }
+  } else {
+    std::size_t start = 0;
+    while (start <= text.size()) {
+      const std::size_t plus = text.find('+', start);
+      mixed.pools.push_back(load_cluster(text.substr(start, plus == std::string::npos ? std::string::npos : plus - start)));
+      if (plus == std::string::npos) break;
+      start = plus + 1;
+    }
+  }
+  if (mixed.pools.size() > 1) {
+    if (inter_pool_gbps > 0) {
+      mixed.inter_pool.bandwidth_bytes_per_s = units::gbps_to_bytes_per_s(inter_pool_gbps);
+    } else {
+      // The pools share one fabric: the smaller pool's NICs together bound the exchange.
+      double smallest = -1;
+      for (const auto& pool : mixed.pools) {
+        const double nic = static_cast<double>(pool.gpus()) * pool.inter_node.bandwidth_bytes_per_s;
+        if (smallest < 0 || nic < smallest) smallest = nic;
+      }
+      mixed.inter_pool.bandwidth_bytes_per_s = smallest;
+    }
+    mixed.inter_pool.latency_s = kNetworkLatencyS;
+  }
+  mixed.validate();
+  return mixed;
 }
 
 }  // namespace tessera

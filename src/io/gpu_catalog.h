@@ -9,6 +9,7 @@
 
 #include "hardware/cluster.h"
 #include "hardware/gpu_spec.h"
+#include "hardware/mixed_cluster.h"
 
 namespace tessera {
 
@@ -21,5 +22,10 @@ nlohmann::json gpu_to_json(const GpuSpec& gpu);
 //  "network_gbps_per_gpu": 400, "nvlink_gbps": 900}
 Cluster load_cluster(const std::string& shorthand_or_path);
 Cluster cluster_from_json(const nlohmann::json& j);
+
+// Pools of different GPUs: "h100-sxm-80gb:64+a100-sxm-80gb:128" (pools joined at the smaller
+// pool's total NIC bandwidth) or a JSON file {"pools": [<cluster objects>], "inter_pool_gbps": N}
+// with N the aggregate Gbit/s between two pools. A plain cluster is one pool.
+MixedCluster load_mixed_cluster(const std::string& shorthand_or_path);
 
 }  // namespace tessera

@@ -124,6 +124,61 @@ std::string plan_search_to_table(const PlanSearch& s, const ModelSpec& model, co
   return out;
 }
 
+nlohmann::json mixed_plan_to_json(const MixedPlan& m, const MixedCluster& cluster, const ModelSpec& model,
+                                  const Workload& w) {
+  nlohmann::json pools = nlohmann::json::array();
+  for (const auto& a : m.pools) {
+    const Workload share{a.global_batch, w.seq_len};
+    pools.push_back({{"pool", a.pool},
+                     {"gpu", cluster.pools[a.pool].gpu.key},
+                     {"gpus", cluster.pools[a.pool].gpus()},
+                     {"global_batch", a.global_batch},
+                     {"plan", plan_to_json(a.plan.plan, share)},
+                     {"iteration_time_s", a.plan.estimate.iteration_time_s},
+                     {"peak_memory_gib", a.plan.estimate.peak_memory_bytes / units::kGiB},
+                     {"megatron_args", megatron_args(model, a.plan.plan, share)}});
+  }
+  nlohmann::json left = nlohmann::json::array();
+  for (auto p : m.left_out) left.push_back({{"pool", p}, {"gpu", cluster.pools[p].gpu.key}});
+  return {{"iteration_time_s", m.iteration_time_s},
+          {"tokens_per_s", m.tokens_per_s},
+          {"cross_pool_sync_s", m.sync_time_s},
+          {"pools", pools},
+          {"left_out", left},
+          {"best_single_pool", {{"pool", m.best_single_pool},
+                                {"gpu", cluster.pools[m.best_single_pool].gpu.key},
+                                {"iteration_time_s", m.best_single_time_s}}},
+          {"speedup_over_best_single_pool",
+           m.iteration_time_s > 0 && m.best_single_time_s > 0 ? m.best_single_time_s / m.iteration_time_s : 0.0},
+          {"search_time_s", m.search_time_s}};
+}
+
+std::string mixed_plan_to_table(const MixedPlan& m, const MixedCluster& cluster, const ModelSpec&,
+                                const Workload& w) {
+  std::string out;
+  if (m.pools.empty()) return "no plan fits on any pool or combination of pools\n";
+  out += fmt::format("iteration time {:.3f} s over {} pool(s) ({:.0f} tokens/s), searched in {:.2f} s\n",
+                     m.iteration_time_s, m.pools.size(), m.tokens_per_s, m.search_time_s);
+  for (const auto& a : m.pools) {
+    const Cluster& c = cluster.pools[a.pool];
+    out += fmt::format("  pool {} ({} x {}): {} sequences, {}, {:.3f} s, {:.1f} GiB\n", a.pool, c.gpus(), c.gpu.key,
+                       a.global_batch, short_plan(a.plan.plan), a.plan.estimate.iteration_time_s,
+                       a.plan.estimate.peak_memory_bytes / units::kGiB);
+  }
+  if (m.pools.size() > 1) out += fmt::format("  cross-pool gradient sync {:.3f} s\n", m.sync_time_s);
+  for (auto p : m.left_out)
+    out += fmt::format("  pool {} ({} x {}) left out: it would slow the job down\n", p, cluster.pools[p].gpus(),
+                       cluster.pools[p].gpu.key);
+  if (m.best_single_time_s > 0)
+    out += fmt::format("best single pool: pool {} ({}) alone takes {:.3f} s: {:.2f}x {}\n", m.best_single_pool,
+                       cluster.pools[m.best_single_pool].gpu.key, m.best_single_time_s,
+                       m.best_single_time_s / m.iteration_time_s, m.pools.size() > 1 ? "faster mixed" : "(the plan above)");
+  else
+    out += "no single pool can run the whole batch alone\n";
+  (void)w;
+  return out;
+}
+
 PlanConstraints parse_constraints(const std::string& text) {
   PlanConstraints c;
   std::size_t start = 0;

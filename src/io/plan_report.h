@@ -8,6 +8,7 @@
 
 #include "hardware/cluster.h"
 #include "model/model_spec.h"
+#include "search/mixed_planner.h"
 #include "search/planner.h"
 
 namespace tessera {
@@ -17,6 +18,12 @@ std::string plan_search_to_table(const PlanSearch& search, const ModelSpec& mode
                                  const Workload& workload, double memory_limit_gib);
 // "tp=8,pp=8 beats tp=4,pp=16 by 0.41 s (2.1%): pipeline bubble 0.30 s less, ..." (empty if < 2).
 std::string why_winner(const PlanSearch& search, const Workload& workload);
+
+// A plan over pools of different GPUs (search/mixed_planner.h).
+nlohmann::json mixed_plan_to_json(const MixedPlan& plan, const MixedCluster& cluster, const ModelSpec& model,
+                                  const Workload& workload);
+std::string mixed_plan_to_table(const MixedPlan& plan, const MixedCluster& cluster, const ModelSpec& model,
+                                const Workload& workload);
 
 // --fix "tp=8,recompute=full,...": keys tp, pp, cp, ep, vpp, mb, recompute, sp, zero, precision.
 PlanConstraints parse_constraints(const std::string& text);

@@ -1,0 +1,157 @@
+#include "search/mixed_planner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <map>
+#include <optional>
+
+#include "cost/collective_cost.h"
+#include "model/parameter_count.h"
+
+namespace tessera {
+
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+// Sequences moved per refinement step: 1/64 of the slowest pool's share (at least one).
+constexpr std::int64_t kMoveFraction = 64;
+constexpr int kMaxRefinements = 64;
+// Probing a pool's speed when the whole batch does not fit it: halve the batch up to this often.
+constexpr int kMaxProbeHalvings = 12;
+
+}  // namespace
+
+double cross_pool_sync_s(const ModelSpec& model, const MixedCluster& cluster, std::size_t pools) {
+  if (pools < 2) return 0.0;
+  // fp32 gradients of the whole model, reduced across pools after each pool's own reduction.
+  constexpr double kGradBytesPerParam = 4.0;
+  const GroupLink link{cluster.inter_pool.bandwidth_bytes_per_s, cluster.inter_pool.latency_s};
+  return all_reduce_time_s(kGradBytesPerParam * count_parameters(model).total(),
+                           static_cast<std::int64_t>(pools), link);
+}
+
+MixedPlan search_mixed_plans(const ModelSpec& model, const MixedCluster& cluster, const Workload& workload,
+                             const PlanConstraints& constraints, const PlannerOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  cluster.validate();
+  workload.validate();
+  PlannerOptions inner = options;
+  inner.top_k = 1;
+  inner.progress = {};
+  inner.reference.reset();
+  const std::size_t k = cluster.pools.size();
+
+  std::map<std::pair<std::size_t, std::int64_t>, std::optional<RankedPlan>> memo;
+  auto best_for = [&](std::size_t pool, std::int64_t batch) -> const std::optional<RankedPlan>& {
+    const auto key = std::make_pair(pool, batch);
+    if (auto it = memo.find(key); it != memo.end()) return it->second;
+    const PlanSearch s = search_plans(model, cluster.pools[pool], {batch, workload.seq_len}, constraints, inner);
+    std::optional<RankedPlan> best;
+    if (!s.plans.empty()) best = s.plans.front();
+    return memo.emplace(key, best).first->second;
+  };
+  auto time_of = [&](std::size_t pool, std::int64_t batch) {
+    if (batch < 1) return kInfinity;
+    const auto& r = best_for(pool, batch);
+    return r ? r->estimate.iteration_time_s : kInfinity;
+  };
+
+  MixedPlan result;
+  result.best_single_time_s = 0;
+  double best_time = kInfinity;
+  // Single pools.
+  for (std::size_t p = 0; p < k; ++p) {
+    const double t = time_of(p, workload.global_batch);
+    if (t < kInfinity && (result.best_single_time_s == 0 || t < result.best_single_time_s)) {
+      result.best_single_time_s = t;
+      result.best_single_pool = p;
+      result.best_single = *best_for(p, workload.global_batch);
+    }
+    if (t < best_time) {
+      best_time = t;
+      result.pools = {{p, workload.global_batch, *best_for(p, workload.global_batch)}};
+      result.sync_time_s = 0;
+    }
+  }
+  // A pool's speed: sequences per second on the largest power-of-two fraction of the batch it fits.
+  std::vector<double> rate(k, 0.0);
+  for (std::size_t p = 0; p < k; ++p) {
+    std::int64_t batch = workload.global_batch;
+    for (int h = 0; h <= kMaxProbeHalvings && batch >= 1; ++h, batch /= 2) {
+      const double t = time_of(p, batch);
+      if (t < kInfinity) {
+        rate[p] = static_cast<double>(batch) / t;
+        break;
+      }
+    }
+  }
+  // Every subset of two or more pools that can all run something.
+  for (unsigned mask = 1; mask < (1u << k); ++mask) {
+    std::vector<std::size_t> members;
+    for (std::size_t p = 0; p < k; ++p)
+      if (mask & (1u << p)) members.push_back(p);
+    if (members.size() < 2) continue;
+    double total_rate = 0;
+    for (auto p : members) total_rate += rate[p];
+    if (std::any_of(members.begin(), members.end(), [&](std::size_t p) { return rate[p] <= 0; })) continue;
+    // Shares in proportion to speed, whole sequences, summing to the batch.
+    std::vector<std::int64_t> share(members.size());
+    std::int64_t assigned = 0;
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      share[i] = static_cast<std::int64_t>(static_cast<double>(workload.global_batch) * rate[members[i]] / total_rate);
+      assigned += share[i];
+    }
+    share[static_cast<std::size_t>(std::max_element(share.begin(), share.end()) - share.begin())] +=
+        workload.global_batch - assigned;
+    const double sync = cross_pool_sync_s(model, cluster, members.size());
+    auto step_time = [&](const std::vector<std::int64_t>& b) {
+      double slowest = 0;
+      for (std::size_t i = 0; i < members.size(); ++i) slowest = std::max(slowest, time_of(members[i], b[i]));
+      return slowest + sync;
+    };
+    double current = step_time(share);
+    for (int round = 0; round < kMaxRefinements; ++round) {
+      std::size_t slow = 0;
+      for (std::size_t i = 1; i < members.size(); ++i)
+        if (time_of(members[i], share[i]) > time_of(members[slow], share[slow])) slow = i;
+      const std::int64_t move = std::max<std::int64_t>(1, share[slow] / kMoveFraction);
+      std::vector<std::int64_t> best_share = share;
+      double best_step = current;
+      for (std::size_t to = 0; to < members.size(); ++to) {
+        if (to == slow || share[slow] - move < 1) continue;
+        std::vector<std::int64_t> candidate = share;
+        candidate[slow] -= move;
+        candidate[to] += move;
+        const double t = step_time(candidate);
+        if (t < best_step) {
+          best_step = t;
+          best_share = candidate;
+        }
+      }
+      if (best_step >= current) break;
+      current = best_step;
+      share = best_share;
+    }
+    if (current < best_time) {
+      best_time = current;
+      result.pools.clear();
+      for (std::size_t i = 0; i < members.size(); ++i)
+        result.pools.push_back({members[i], share[i], *best_for(members[i], share[i])});
+      result.sync_time_s = sync;
+    }
+  }
+  if (best_time < kInfinity) {
+    result.iteration_time_s = best_time;
+    result.tokens_per_s = workload.tokens() / best_time;
+    for (std::size_t p = 0; p < k; ++p)
+      if (std::none_of(result.pools.begin(), result.pools.end(), [&](const PoolAssignment& a) { return a.pool == p; }))
+        result.left_out.push_back(p);
+  } else {
+    result.pools.clear();
+  }
+  result.search_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return result;
+}
+
+}  // namespace tessera

@@ -1,0 +1,44 @@
+// Plans for a MixedCluster: every pool runs its own plan (its own tp, pp, dp, ...) on a share of
+// the global batch, in proportion to its speed, and the pools reduce their gradients over the
+// inter-pool link once per step (after each pool's own reduction, not overlapped). A pool that
+// would slow the job down is left out. Reported against the best single pool alone.
+//
+// Shares: start from each pool's throughput when it runs the whole batch alone, round to whole
+// sequences, then move sequences from the slowest pool to the others while the step gets faster
+// (each move re-plans only the two pools involved). Every subset of pools is tried.
+#pragma once
+
+#include <vector>
+
+#include "hardware/mixed_cluster.h"
+#include "search/planner.h"
+
+namespace tessera {
+
+struct PoolAssignment {
+  std::size_t pool = 0;           // index into MixedCluster::pools
+  std::int64_t global_batch = 0;  // sequences per step on this pool
+  RankedPlan plan;                // the pool's best plan for its share
+};
+
+struct MixedPlan {
+  std::vector<PoolAssignment> pools;  // the pools used (others are left out)
+  double iteration_time_s = 0;        // slowest pool + cross-pool gradient sync
+  double sync_time_s = 0;
+  double tokens_per_s = 0;
+  // The best single pool running the whole batch alone (index, its plan); time 0 if none fits.
+  std::size_t best_single_pool = 0;
+  double best_single_time_s = 0;
+  RankedPlan best_single;
+  std::vector<std::size_t> left_out;
+  double search_time_s = 0;
+};
+
+MixedPlan search_mixed_plans(const ModelSpec& model, const MixedCluster& cluster, const Workload& workload,
+                             const PlanConstraints& constraints, const PlannerOptions& options);
+
+// Seconds to all-reduce the model's fp32 gradients across `pools` pools over the inter-pool link
+// (ring over the pools: 2 (k-1)/k x bytes / bandwidth + 2 (k-1) latency).
+double cross_pool_sync_s(const ModelSpec& model, const MixedCluster& cluster, std::size_t pools);
+
+}  // namespace tessera
