@@ -197,10 +197,17 @@ PlanConstraints parse_constraints(const std::string& text) {
     else if (key == "vpp") c.vpp = to_int(key, value);
     else if (key == "mb") c.micro_batch = to_int(key, value);
     else if (key == "recompute") c.recompute = parse_recompute(value);
+    else if (key == "recompute_layers") {
+      std::int64_t n = 0;
+      const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+      if (ec != std::errc() || ptr != value.data() + value.size() || n < 0)
+        throw Error("fix.recompute_layers", "'" + value + "' is not a count", "0 (all) or a positive integer");
+      c.recompute_layers = n;
+    }
     else if (key == "sp") c.sequence_parallel = value == "1" || value == "true" || value == "yes";
     else if (key == "zero") c.zero = parse_optimizer_sharding(value);
     else if (key == "precision") c.precision = parse_precision(value);
-    else throw Error("fix." + key, "unknown key", "tp, pp, cp, ep, vpp, mb, recompute, sp, zero, precision");
+    else throw Error("fix." + key, "unknown key", "tp, pp, cp, ep, vpp, mb, recompute, recompute_layers, sp, zero, precision");
   }
   return c;
 }

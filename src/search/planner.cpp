@@ -139,8 +139,8 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
           // trade-off is linear in N, so these bracket the best N within a few layers).
           const std::int64_t chunk = (model.layers + sh.pp * v - 1) / (sh.pp * v);
           partial_layers.clear();
-          partial_layers.push_back(0);
-          if (!fix.recompute || *fix.recompute == Recompute::full) {
+          partial_layers.push_back(fix.recompute_layers.value_or(0));
+          if (!fix.recompute_layers && (!fix.recompute || *fix.recompute == Recompute::full)) {
             for (std::int64_t n = 1; n < chunk; n = chunk <= kAllPartialUpTo ? n + 1 : n * 2) partial_layers.push_back(n);
             if (chunk > kAllPartialUpTo) {
               partial_layers.push_back(chunk / 2);

@@ -35,6 +35,7 @@ namespace tessera {
 struct PlanConstraints {
   std::optional<std::int64_t> tp, pp, cp, ep, vpp, micro_batch;
   std::optional<Recompute> recompute;
+  std::optional<std::int64_t> recompute_layers;  // 0 = every layer of a chunk under full recompute
   std::optional<bool> sequence_parallel;
   std::optional<OptimizerSharding> zero;
   std::optional<Precision> precision;

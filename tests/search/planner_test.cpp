@@ -130,7 +130,10 @@ TEST(Planner, PublishedBestPlansAreMatchedAndRankHigh) {
     ++rows;
     PlanConstraints fix;
     fix.precision = r.plan_value.precision;
-    if (!r.assumed.count("recompute")) fix.recompute = r.plan_value.recompute;
+    if (!r.assumed.count("recompute")) {
+      fix.recompute = r.plan_value.recompute;
+      fix.recompute_layers = r.plan_value.recompute_layers;
+    }
     if (!r.assumed.count("sequence_parallel")) fix.sequence_parallel = r.plan_value.sequence_parallel;
     if (!r.assumed.count("dist_optimizer")) fix.zero = r.plan_value.zero;
     fix.defaults = r.plan_value;  // the run's attention kernel, overlap and p2p semantics
