@@ -138,7 +138,12 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline) {
   // Transformer Engine on Hopper; the Ampere runs on record (2021-2023 Megatron-LM, DeepSpeed,
   // Megatron-DeepSpeed) used the fused-softmax kernel that materialises the s x s scores.
   base.flash_attention = gpu.key.rfind("a100", 0) != 0;
-  if (!base.flash_attention) out.assumed["attention_kernel"] = "unfused softmax (Ampere-era run)";
+  if (!base.flash_attention) {
+    out.assumed["attention_kernel"] = "unfused softmax (Ampere-era run)";
+    // The same software era ran pipeline send/recv synchronously between compute steps
+    // (Megatron-LM added --overlap-p2p-communication with Megatron-Core in 2023).
+    base.overlap_p2p = false;
+  }
   // DeepSpeed's engines (2021-2022: BLOOM, MT-NLG, ZeRO-3) issue pipeline send/recv as blocking
   // calls with whole activations, reduce gradients after the pipeline flush and gather ZeRO-3
   // weights on the compute stream (DeepSpeed PipelineEngine, stage3). The schema has no engine
