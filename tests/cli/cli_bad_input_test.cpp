@@ -559,3 +559,63 @@ TEST_F(CliBadInput, UnknownOptionIsOneLine) {
 }
 
 }  // namespace
+
+// ---- tessera plan ------------------------------------------------------------------------------
+
+// The JSON plan `plan --emit json` writes reads back into `estimate --plan FILE`, which prints the
+// same time the search printed for it.
+TEST_F(CliBadInput, PlanEmitJsonReadsBackIntoEstimate) {
+  const RunResult search = run({"plan", "--model", "llama3-8b", "--cluster", "h100-sxm-80gb:16", "--gbs", "64",
+                                "--seq", "4096", "--quiet", "--emit", "json"});
+  ASSERT_EQ(search.exit_code, 0) << describe(search);
+  const auto emitted = nlohmann::json::parse(search.out);
+  const fs::path plan_file = file("best.json", search.out);
+  const RunResult est = run({"estimate", "--model", "llama3-8b", "--cluster", "h100-sxm-80gb:16", "--plan",
+                             plan_file.string(), "--json"});
+  ASSERT_EQ(est.exit_code, 0) << describe(est);
+  const auto estimate = nlohmann::json::parse(est.out);
+  EXPECT_DOUBLE_EQ(estimate.at("iteration_time_s").get<double>(), emitted.at("iteration_time_s").get<double>());
+}
+
+TEST_F(CliBadInput, PlanJsonHasTheDocumentedFields) {
+  const RunResult r = run({"plan", "--model", "llama3-8b", "--cluster", "h100-sxm-80gb:16", "--gbs", "64",
+                           "--seq", "4096", "--quiet", "--json", "--top", "3"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"schema_version", "evaluated", "feasible", "search_time_s", "plans"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  ASSERT_EQ(j.at("plans").size(), 3u);
+  for (const auto& p : j.at("plans"))
+    for (const char* key : {"plan", "iteration_time_s", "mfu", "tokens_per_s", "peak_memory_gib", "fits", "megatron_args"})
+      EXPECT_TRUE(p.contains(key)) << key;
+  EXPECT_LE(j.at("plans")[0].at("iteration_time_s").get<double>(), j.at("plans")[1].at("iteration_time_s").get<double>());
+}
+
+// Nothing fits: an answer (exit 0) naming the smallest per-GPU memory any plan needs.
+TEST_F(CliBadInput, PlanNothingFitsSaysWhatMemoryItNeeds) {
+  const RunResult r = run({"plan", "--model", "llama3.1-405b", "--cluster", "h100-sxm-80gb:8", "--gbs", "8",
+                           "--seq", "8192", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("no plan fits"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GiB per GPU"), std::string::npos) << r.out;
+}
+
+TEST_F(CliBadInput, PlanUnknownEmitFormat) {
+  expect_bad_input(run({"plan", "--model", "llama3-8b", "--cluster", "h100-sxm-80gb:8", "--gbs", "8", "--emit", "yaml"}),
+                   {"--emit"});
+}
+
+TEST_F(CliBadInput, PlanBadFixValue) {
+  expect_bad_input(run({"plan", "--model", "llama3-8b", "--cluster", "h100-sxm-80gb:8", "--gbs", "8", "--fix", "tp=x"}),
+                   {"fix.tp"});
+}
+
+TEST_F(CliBadInput, PlanZeroTop) {
+  expect_bad_input(run({"plan", "--model", "llama3-8b", "--cluster", "h100-sxm-80gb:8", "--gbs", "8", "--top", "0"}),
+                   {"--top"});
+}
+
+TEST_F(CliBadInput, EstimateRefusesAMixedCluster) {
+  expect_bad_input(run({"estimate", "--model", "llama3-8b", "--cluster", "h100-sxm-80gb:8+a100-sxm-80gb:8", "--plan", "gbs=8"}),
+                   {"cluster"});
+}
