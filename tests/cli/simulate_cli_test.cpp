@@ -19,32 +19,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-extern char** environ;
+#include "cli_process.h"
 
 namespace {
 
+using namespace tessera::testing;
+
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
-
-struct RunResult {
-  int exit_code = -1;
-  int signal = 0;
-  bool timed_out = false;
-  std::string out, err;
-};
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-std::string describe(const RunResult& r) {
-  return "exit=" + std::to_string(r.exit_code) + " signal=" + std::to_string(r.signal) +
-         (r.timed_out ? " TIMED OUT" : "") + "\n--- stdout ---\n" + r.out.substr(0, 2000) + "\n--- stderr ---\n" +
-         r.err.substr(0, 4000);
-}
 
 class SimulateCli : public ::testing::Test {
  protected:
@@ -69,38 +51,9 @@ class SimulateCli : public ::testing::Test {
 
   // Runs `timeout 60 tessera simulate ARGS...` (no shell), stdout and stderr to files.
   RunResult run(const std::vector<std::string>& args) {
-    const fs::path out_path = dir_ / "stdout.txt", err_path = dir_ / "stderr.txt";
-    std::vector<std::string> argv_text = {"timeout", "--kill-after=10", "60", TESSERA_BINARY, "simulate"};
-    argv_text.insert(argv_text.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_text) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = 0;
-    const int spawn_rc = posix_spawnp(&pid, "timeout", &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    RunResult r;
-    if (spawn_rc != 0) {
-      ADD_FAILURE() << "posix_spawnp(timeout) failed: " << std::strerror(spawn_rc);
-      return r;
-    }
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (WIFSIGNALED(status)) {
-      r.signal = WTERMSIG(status);
-    } else if (WIFEXITED(status)) {
-      r.exit_code = WEXITSTATUS(status);
-      if (r.exit_code == 124 || r.exit_code == 137) r.timed_out = true;
-      else if (r.exit_code > 128) r.signal = r.exit_code - 128;
-    }
-    r.out = read_file(out_path);
-    r.err = read_file(err_path);
-    return r;
+    std::vector<std::string> all = {"simulate"};
+    all.insert(all.end(), args.begin(), args.end());
+    return run_tessera(dir_, all);
   }
 
   // Runs with --json and returns the parsed document (after checking exit 0 and a clean stderr).
@@ -119,20 +72,6 @@ class SimulateCli : public ::testing::Test {
 
   fs::path dir_;
 };
-
-bool is_word_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
-bool contains_word(const std::string& text, const std::string& word) {
-  for (auto pos = text.find(word); pos != std::string::npos; pos = text.find(word, pos + 1)) {
-    const bool left = pos == 0 || !is_word_char(text[pos - 1]);
-    const std::size_t end = pos + word.size();
-    const bool right = end >= text.size() || !is_word_char(text[end]);
-    if (left && right) return true;
-  }
-  return false;
-}
 
 // Exit 2, nothing on stdout, exactly one stderr line naming `field` before "(allowed:", no crash.
 void expect_bad_input(const RunResult& r, const std::string& field) {

@@ -1,0 +1,95 @@
+// Running the real `tessera` binary from a test: under `timeout 60` (a hung process is killed),
+// stdin from /dev/null, stdout and stderr captured through files in the test's scratch folder.
+#pragma once
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+extern char** environ;
+
+namespace tessera::testing {
+
+struct RunResult {
+  int exit_code = -1;  // the binary's exit status, when it exited
+  int signal = 0;      // the signal that ended it, when one did
+  bool timed_out = false;
+  std::string out, err;
+};
+
+inline std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+inline std::string describe(const RunResult& r) {
+  return "exit=" + std::to_string(r.exit_code) + " signal=" + std::to_string(r.signal) +
+         (r.timed_out ? " TIMED OUT" : "") + "\n--- stdout ---\n" + r.out.substr(0, 2000) + "\n--- stderr ---\n" +
+         r.err.substr(0, 4000);
+}
+
+// Runs `timeout 60 tessera ARGS...` (no shell, so no quoting) with output files in `dir`.
+inline RunResult run_tessera(const std::filesystem::path& dir, const std::vector<std::string>& args) {
+  const std::filesystem::path out_path = dir / "stdout.txt", err_path = dir / "stderr.txt";
+  std::vector<std::string> argv_text = {"timeout", "--kill-after=10", "60", TESSERA_BINARY};
+  argv_text.insert(argv_text.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_text) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int spawn_rc = posix_spawnp(&pid, "timeout", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  RunResult r;
+  if (spawn_rc != 0) {
+    ADD_FAILURE() << "posix_spawnp(timeout) failed: " << std::strerror(spawn_rc);
+    return r;
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) {
+    r.signal = WTERMSIG(status);  // timeout re-raises the signal that killed the binary
+  } else if (WIFEXITED(status)) {
+    r.exit_code = WEXITSTATUS(status);
+    if (r.exit_code == 124 || r.exit_code == 137) r.timed_out = true;
+    else if (r.exit_code > 128) r.signal = r.exit_code - 128;  // a shell-style report of a signal
+  }
+  r.out = read_file(out_path);
+  r.err = read_file(err_path);
+  return r;
+}
+
+inline bool is_word_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// `word` occurs in `text` with no word character on either side.
+inline bool contains_word(const std::string& text, const std::string& word) {
+  for (auto pos = text.find(word); pos != std::string::npos; pos = text.find(word, pos + 1)) {
+    const bool left = pos == 0 || !is_word_char(text[pos - 1]);
+    const std::size_t end = pos + word.size();
+    const bool right = end >= text.size() || !is_word_char(text[end]);
+    if (left && right) return true;
+  }
+  return false;
+}
+
+}  // namespace tessera::testing
