@@ -413,9 +413,13 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, cons
       // the recomputed forward) and reduce-scatters its gradients, prefetched under compute; the
       // first layer's gather cannot hide (Rajbhandari et al. 2020 §5; Zhao et al. 2023, FSDP §3.3).
       const double gathers = p.recompute == Recompute::full ? 3.0 : 2.0;
-      const double per_mb = gathers * over_params(all_gather_time_s, w16, params) +
-                            over_params(reduce_scatter_time_s, g, params);
       const double layers = std::max<double>(1.0, static_cast<double>(shape.layers));
+      // The collectives run per layer (FSDP's wrapping unit), so each pays the ring's latency;
+      // over_params counts one latency per whole-stage collective.
+      const double ring_latency_s = static_cast<double>(dp_ranks - 1) * dp_link.latency_s;
+      const double per_mb = gathers * over_params(all_gather_time_s, w16, params) +
+                            over_params(reduce_scatter_time_s, g, params) +
+                            (gathers + 1.0) * (layers - 1.0) * ring_latency_s;
       const double exposed_per_mb = p.overlap_param_gather
                                         ? std::max(0.0, per_mb - sc.total()) + per_mb / layers
                                         : per_mb;
