@@ -165,20 +165,35 @@ void PipelineSimulator::simulate(const PipelineCosts& c) {
   pipeline_end_ = 0.0;
   for (int s = 0; s < p; ++s) pipeline_end_ = std::max(pipeline_end_, free_at_[static_cast<std::size_t>(s)]);
   end_with_sync_ = pipeline_end_;
+  sync_begin_.assign(static_cast<std::size_t>(p), 0.0);
+  sync_end_.assign(static_cast<std::size_t>(p), 0.0);
   if (!c.dp_sync_s.empty()) {
     for (int s = 0; s < p; ++s) {
       const auto su = static_cast<std::size_t>(s);
-      double sync_start = free_at_[su];
+      // Each chunk's gradients (an equal share of the stage's sync) are ready when the chunk's
+      // last backward-kind op starts (bucketed overlap, Megatron-Core's per-chunk grad sync) or,
+      // without overlap, when the stage's last op ends; the shares go out one after another.
+      ready_.assign(static_cast<std::size_t>(c.chunks), free_at_[su]);
       if (c.dp_sync_overlap) {
-        // The last backward-kind op of the stage: gradients of its buckets are ready from there.
-        for (std::size_t i = program_begin_[su + 1]; i > program_begin_[su]; --i) {
-          if (program_[i - 1].kind != OpKind::forward) {
-            sync_start = start_[i - 1];
-            break;
+        seen_.assign(static_cast<std::size_t>(c.chunks), 0);
+        int found = 0;
+        for (std::size_t i = program_begin_[su + 1]; i > program_begin_[su] && found < c.chunks; --i) {
+          const StageOp& op = program_[i - 1];
+          const auto chunk = static_cast<std::size_t>(op.chunk);
+          if (op.kind != OpKind::forward && !seen_[chunk]) {
+            ready_[chunk] = start_[i - 1];
+            seen_[chunk] = 1;
+            ++found;
           }
         }
       }
-      end_with_sync_ = std::max(end_with_sync_, std::max(free_at_[su], sync_start + c.dp_sync_s[su]));
+      std::sort(ready_.begin(), ready_.end());
+      const double share = c.dp_sync_s[su] / static_cast<double>(c.chunks);
+      double t = ready_.front();
+      for (double r : ready_) t = std::max(t, r) + share;
+      sync_begin_[su] = ready_.front();
+      sync_end_[su] = t;
+      end_with_sync_ = std::max(end_with_sync_, std::max(free_at_[su], t));
     }
   }
 }
@@ -211,14 +226,12 @@ Timeline PipelineSimulator::run(const PipelineCosts& c) {
     const auto su = static_cast<std::size_t>(s);
     StageSummary& summary = t.stages[su];
     int inflight = 0, peak = 0;
-    std::size_t last_backward = program_begin_[su];
     for (std::size_t i = program_begin_[su]; i < program_begin_[su + 1]; ++i) {
       const StageOp& op = program_[i];
       t.ops.push_back({s, op.chunk, op.microbatch, op.kind, start_[i], end_[i]});
       summary.busy_s += end_[i] - start_[i];
       if (op.kind == OpKind::forward) peak = std::max(peak, ++inflight);
       if (op.kind == OpKind::backward) --inflight;
-      if (op.kind != OpKind::forward) last_backward = i;
       // The input this op received from another stage.
       const int vs = op.chunk * p + s;
       const bool from_prev = op.kind == OpKind::forward && vs > 0;
@@ -238,11 +251,7 @@ Timeline PipelineSimulator::run(const PipelineCosts& c) {
     summary.bubble_fraction = pipeline_end_ > 0 ? summary.idle_s / pipeline_end_ : 0.0;
     summary.peak_inflight = static_cast<double>(peak) / static_cast<double>(c.chunks);
     t.bubble_fraction += summary.bubble_fraction / static_cast<double>(p);
-    if (!c.dp_sync_s.empty() && c.dp_sync_s[su] > 0) {
-      const double last_end = free_at_[su];
-      const double begin = c.dp_sync_overlap ? start_[last_backward] : last_end;
-      t.syncs.push_back({s, begin, begin + c.dp_sync_s[su]});
-    }
+    if (!c.dp_sync_s.empty() && c.dp_sync_s[su] > 0) t.syncs.push_back({s, sync_begin_[su], sync_end_[su]});
   }
   // Critical path: walk binding predecessors back from the op that ends last.
   std::size_t last = 0;

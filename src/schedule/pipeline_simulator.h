@@ -5,7 +5,7 @@
 // is free and its input is there: a forward needs the same micro-batch's forward on the previous
 // virtual stage (+ the p2p time of that boundary), a backward the next virtual stage's backward
 // (+ p2p), a weight-gradient op its own backward. After its last operation each stage runs its
-// data-parallel gradient sync, which may overlap the stage's last backward.
+// data-parallel gradient sync, chunk by chunk, which may overlap each chunk's last backward.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +28,9 @@ struct PipelineCosts {
   std::vector<double> weight_s;    // zb-h1 weight-gradient part; empty for other schedules
   std::vector<double> p2p_s;       // per boundary stage s -> s+1; [p-1] is the wrap (interleaving)
   std::vector<double> dp_sync_s;   // per stage; empty = none
-  bool dp_sync_overlap = true;     // sync may start when the stage's last backward starts
+  // Each chunk's share of the sync may start when that chunk's last backward starts (else after
+  // the stage's last op); the shares go out one after another.
+  bool dp_sync_overlap = true;
 
   std::size_t virtual_stages() const { return static_cast<std::size_t>(stages) * chunks; }
   // Uniform costs: every micro-batch of a physical stage takes fwd/bwd/wgrad over its chunks
@@ -107,6 +109,9 @@ class PipelineSimulator {
   std::vector<std::int64_t> f_index_, b_index_, w_index_;  // [vs * m + mb] -> op index
   std::vector<std::size_t> next_;           // per stage: next op to run
   std::vector<double> free_at_;             // per stage
+  std::vector<double> sync_begin_, sync_end_;  // per stage
+  std::vector<double> ready_;               // per chunk, scratch
+  std::vector<char> seen_;                  // per chunk, scratch
   double pipeline_end_ = 0, end_with_sync_ = 0;
 };
 
