@@ -87,6 +87,11 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
       return 0;
     }
     const PlanSearch search = search_plans(model, cluster, w, fix, options);
+    if (search.evaluated == 0)
+      throw Error(o->fix.empty() ? "cluster" : "fix",
+                  "no valid plan shape for " + model.name + " on " + std::to_string(cluster.gpus()) + " GPUs with gbs " +
+                      std::to_string(w.global_batch) + (o->fix.empty() ? "" : " and --fix " + o->fix),
+                  "degrees that divide the GPU count, the heads and the batch");
     const double limit_gib = fix.max_memory_gib.value_or(cluster.gpu.usable_memory_gib);
     if (!o->emit.empty()) {
       if (search.plans.empty())

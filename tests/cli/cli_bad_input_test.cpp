@@ -547,3 +547,8 @@ TEST_F(CliBadInput, EstimateRefusesAMixedCluster) {
   expect_bad_input(run({"estimate", "--model", "llama3-8b", "--cluster", "h100-sxm-80gb:8+a100-sxm-80gb:8", "--plan", "gbs=8"}),
                    {"cluster"});
 }
+
+TEST_F(CliBadInput, PlanFixWithNoValidShape) {
+  expect_bad_input(run({"plan", "--model", "llama3-8b", "--cluster", "h100-sxm-80gb:8", "--gbs", "8", "--fix", "tp=3"}),
+                   {"fix"});
+}
