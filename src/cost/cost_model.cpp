@@ -196,6 +196,7 @@ struct StageCost {
 };
 
 void add_layers(StageCost& s, const LayerCost& l, double count) {
+  if (count <= 0) return;
   s.compute_s += count * (l.fwd_s + l.bwd_s + l.recompute_s);
   s.recompute_s += count * l.recompute_s;
   s.tp_s += count * l.tp_s;
