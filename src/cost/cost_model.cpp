@@ -215,9 +215,9 @@ std::int64_t dense_layers_on_stage(const LayerSplit& split, std::int64_t s, std:
   if (leading_dense <= 0) return 0;
   std::int64_t dense = 0;
   for (std::int64_t k = s; k < split.virtual_stages; k += pp) {
-    const std::int64_t start = k == 0 ? 0 : split.first + (k - 1) * split.middle;
+    const std::int64_t start = split.virtual_stage_start(k);
     if (start >= leading_dense) break;
-    const std::int64_t length = k == 0 ? split.first : (k == split.virtual_stages - 1 ? split.last : split.middle);
+    const std::int64_t length = split.virtual_stage_layers(k);
     dense += std::min(start + length, leading_dense) - start;
   }
   return dense;
@@ -318,16 +318,19 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, cons
   // Cost of one micro-batch on virtual stage k (chunk k / pp of physical stage k % pp): its
   // layers, the embedding on the first, the output layer and loss on the last.
   const std::int64_t virtual_stages = split.virtual_stages;
-  auto add_extra = [](StageCost& sc, const StageCost& e) {
+  auto add_cost = [](StageCost& sc, const StageCost& e) {
     sc.compute_s += e.compute_s;
+    sc.recompute_s += e.recompute_s;
     sc.tp_s += e.tp_s;
+    sc.cp_s += e.cp_s;
+    sc.ep_s += e.ep_s;
     sc.fwd_s += e.fwd_s;
     sc.bwd_s += e.bwd_s;
   };
   auto chunk_cost = [&](std::int64_t k) {
     StageCost sc;
-    const std::int64_t start = k == 0 ? 0 : split.first + (k - 1) * split.middle;
-    const std::int64_t length = k == 0 ? split.first : (k == virtual_stages - 1 ? split.last : split.middle);
+    const std::int64_t start = split.virtual_stage_start(k);
+    const std::int64_t length = split.virtual_stage_layers(k);
     const std::int64_t dense =
         any_moe ? std::clamp<std::int64_t>(m.moe.dense_layers - start, 0, length) : length;
     // Megatron's block method recomputes the first N layers of the chunk (dense ones first).
@@ -337,19 +340,13 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, cons
     add_layers(sc, dense_plain, static_cast<double>(dense - dense_recomputed));
     add_layers(sc, moe_layer, static_cast<double>(recomputed - dense_recomputed));
     add_layers(sc, moe_plain, static_cast<double>(length - dense - (recomputed - dense_recomputed)));
-    if (k == 0) add_extra(sc, embed);
-    if (k == virtual_stages - 1) add_extra(sc, head);
+    if (k == 0) add_cost(sc, embed);
+    if (k == virtual_stages - 1) add_cost(sc, head);
     return sc;
   };
   auto stage_cost = [&](std::int64_t s) {
     StageCost sc;
-    for (std::int64_t k = s; k < virtual_stages; k += p.pp) {
-      const StageCost chunk = chunk_cost(k);
-      add_extra(sc, chunk);
-      sc.recompute_s += chunk.recompute_s;
-      sc.cp_s += chunk.cp_s;
-      sc.ep_s += chunk.ep_s;
-    }
+    for (std::int64_t k = s; k < virtual_stages; k += p.pp) add_cost(sc, chunk_cost(k));
     return sc;
   };
 
@@ -375,7 +372,7 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, cons
     shape.has_output_head = s == pp - 1;
     shape.recomputed_layers = 0;
     for (std::int64_t k = s; k < virtual_stages; k += pp) {
-      const std::int64_t length = k == 0 ? split.first : (k == virtual_stages - 1 ? split.last : split.middle);
+      const std::int64_t length = split.virtual_stage_layers(k);
       shape.recomputed_layers += p.recomputed_layers(length);
     }
     // 1F1B holds p - s micro-batches on stage s; interleaving adds (p-1)/(p v) (Korthikanti §4.2.3).
@@ -567,7 +564,7 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, cons
   if (partial) {
     std::int64_t recomputed = 0;
     for (std::int64_t k = 0; k < virtual_stages; ++k)
-      recomputed += p.recomputed_layers(k == 0 ? split.first : (k == virtual_stages - 1 ? split.last : split.middle));
+      recomputed += p.recomputed_layers(split.virtual_stage_layers(k));
     flops.recompute *= static_cast<double>(recomputed) / static_cast<double>(m.layers);
   }
   e.model_flops = flops.model();

@@ -175,9 +175,8 @@ std::int64_t LayerSplit::physical_stage_layers(std::int64_t s, std::int64_t pp) 
 
 std::vector<std::int64_t> layers_per_virtual_stage(const Plan& p, std::int64_t layers) {
   const LayerSplit split = split_layers(p, layers);
-  std::vector<std::int64_t> out(static_cast<std::size_t>(split.virtual_stages), split.middle);
-  out.front() = split.first;
-  if (split.virtual_stages > 1) out.back() = split.last;
+  std::vector<std::int64_t> out;
+  for (std::int64_t k = 0; k < split.virtual_stages; ++k) out.push_back(split.virtual_stage_layers(k));
   return out;
 }
 

@@ -78,6 +78,11 @@ struct LayerSplit {
   std::int64_t middle = 0;  // each of the virtual stages between the first and the last
   std::int64_t last = 0;
   std::int64_t virtual_stages = 1;
+  // Layers of virtual stage k, and the index of its first layer.
+  std::int64_t virtual_stage_layers(std::int64_t k) const {
+    return k == 0 ? first : (k == virtual_stages - 1 ? last : middle);
+  }
+  std::int64_t virtual_stage_start(std::int64_t k) const { return k == 0 ? 0 : first + (k - 1) * middle; }
   // Layers on physical stage s (0-based) of pp, summed over its vpp chunks.
   std::int64_t physical_stage_layers(std::int64_t s, std::int64_t pp) const;
 };
