@@ -1,10 +1,10 @@
 #include "io/gpu_catalog.h"
 
-#include <charconv>
 #include <filesystem>
 
 #include "core/checks.h"
 #include "core/error.h"
+#include "io/integer_text.h"
 #include "io/builtin_data.h"
 #include "io/json_fields.h"
 #include "core/units.h"
@@ -48,17 +48,6 @@ std::string catalog_keys() {
   std::string list;
   for (const auto& g : gpu_catalog()) list += (list.empty() ? "" : ", ") + g.key;
   return list;
-}
-
-std::int64_t parse_count(const std::string& text, const std::string& field) {
-  std::int64_t value = 0;
-  const auto* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec == std::errc::result_out_of_range)
-    throw Error(field, "'" + text + "' is out of range", "a positive integer up to 10000000");
-  if (ec != std::errc() || ptr != end)
-    throw Error(field, "'" + text + "' is not a whole number", "a positive integer");
-  return value;
 }
 
 }  // namespace
@@ -142,7 +131,7 @@ Cluster load_cluster(const std::string& text) {
     throw Error("cluster", "'" + text + "' is neither GPU:COUNT nor a file",
                 "GPU:COUNT with GPU one of " + catalog_keys() + ", or a cluster JSON path");
   const GpuSpec& gpu = find_gpu(text.substr(0, colon));
-  return make_cluster(gpu, parse_count(text.substr(colon + 1), "cluster.gpus"));
+  return make_cluster(gpu, parse_integer(text.substr(colon + 1), "cluster.gpus"));
 }
 
 MixedCluster load_mixed_cluster(const std::string& text) {

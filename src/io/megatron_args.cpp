@@ -1,13 +1,13 @@
 #include "io/megatron_args.h"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <set>
 
 #include <fmt/core.h>
 
 #include "core/error.h"
+#include "io/integer_text.h"
 
 namespace tessera {
 
@@ -43,14 +43,6 @@ const std::set<std::string>& switch_flags() {
       "--group-query-attention", "--untie-embeddings-and-output-weights", "--disable-bias-linear",
       "--add-qkv-bias", "--multi-latent-attention", "--no-overlap-p2p-communication"};
   return flags;
-}
-
-std::int64_t to_int(const std::string& flag, const std::string& text) {
-  std::int64_t v = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size())
-    throw Error(flag, "'" + text + "' is not an integer", "an integer");
-  return v;
 }
 
 }  // namespace
@@ -170,7 +162,7 @@ PlanRequest plan_from_megatron_args(const std::vector<std::string>& args, const 
   }
   auto get = [&](const char* flag, std::int64_t fallback) {
     const auto it = values.find(flag);
-    return it == values.end() ? fallback : to_int(flag, it->second);
+    return it == values.end() ? fallback : parse_integer(it->second, flag);
   };
   // Rebuild the shorthand so one parser validates both.
   std::string s = fmt::format("tp={},pp={},cp={},ep={},mb={},gbs={},seq={}",

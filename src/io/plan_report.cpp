@@ -1,11 +1,12 @@
 #include "io/plan_report.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include <fmt/core.h>
 
+#include "core/checks.h"
 #include "core/error.h"
+#include "io/integer_text.h"
 #include "core/units.h"
 #include "io/estimate_report.h"
 #include "io/megatron_args.h"
@@ -37,10 +38,8 @@ std::string short_plan(const Plan& p) {
 }
 
 std::int64_t to_int(const std::string& key, const std::string& text) {
-  std::int64_t v = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size() || v < 1)
-    throw Error("fix." + key, "'" + text + "' is not a positive integer", "a positive integer");
+  const std::int64_t v = parse_integer(text, "fix." + key);
+  require_positive("fix." + key, v);
   return v;
 }
 
@@ -198,11 +197,8 @@ PlanConstraints parse_constraints(const std::string& text) {
     else if (key == "mb") c.micro_batch = to_int(key, value);
     else if (key == "recompute") c.recompute = parse_recompute(value);
     else if (key == "recompute_layers") {
-      std::int64_t n = 0;
-      const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-      if (ec != std::errc() || ptr != value.data() + value.size() || n < 0)
-        throw Error("fix.recompute_layers", "'" + value + "' is not a count", "0 (all) or a positive integer");
-      c.recompute_layers = n;
+      c.recompute_layers = parse_integer(value, "fix.recompute_layers");
+      require_non_negative("fix.recompute_layers", *c.recompute_layers);
     }
     else if (key == "sp") c.sequence_parallel = value == "1" || value == "true" || value == "yes";
     else if (key == "zero") c.zero = parse_optimizer_sharding(value);

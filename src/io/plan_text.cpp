@@ -1,6 +1,5 @@
 #include "io/plan_text.h"
 
-#include <charconv>
 #include <filesystem>
 #include <map>
 
@@ -8,6 +7,7 @@
 
 #include "core/checks.h"
 #include "core/error.h"
+#include "io/integer_text.h"
 #include "io/json_fields.h"
 
 namespace tessera {
@@ -17,17 +17,6 @@ namespace {
 constexpr const char* kKeys =
     "tp, pp, dp, cp, ep, vpp, mb, gbs, seq, recompute, recompute_layers, sp, zero, precision, overlap_grad, "
     "overlap_param, overlap_tp, overlap_p2p, p2p_sg, flash, first_stage_layers, last_stage_layers";
-
-std::int64_t to_int(const std::string& key, const std::string& text) {
-  std::int64_t value = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec == std::errc::result_out_of_range)
-    throw Error(key, "'" + text + "' is out of range", "an integer from 1 to 10^12");
-  if (ec != std::errc() || ptr != end || text.empty())
-    throw Error(key, "'" + text + "' is not an integer", "an integer");
-  return value;
-}
 
 bool to_bool(const std::string& key, const std::string& text) {
   if (text == "1" || text == "true" || text == "yes" || text == "on") return true;
@@ -42,17 +31,17 @@ PlanRequest build(const std::map<std::string, std::string>& kv, const ModelSpec&
   Plan& p = r.plan;
   bool dp_given = false, sp_given = false, gbs_given = false;
   for (const auto& [key, value] : kv) {
-    if (key == "tp") p.tp = to_int(key, value);
-    else if (key == "pp") p.pp = to_int(key, value);
-    else if (key == "dp") { p.dp = to_int(key, value); dp_given = true; }
-    else if (key == "cp") p.cp = to_int(key, value);
-    else if (key == "ep") p.ep = to_int(key, value);
-    else if (key == "vpp") p.vpp = to_int(key, value);
-    else if (key == "mb") p.micro_batch = to_int(key, value);
-    else if (key == "gbs") { r.workload.global_batch = to_int(key, value); gbs_given = true; }
-    else if (key == "seq") r.workload.seq_len = to_int(key, value);
+    if (key == "tp") p.tp = parse_integer(value, key);
+    else if (key == "pp") p.pp = parse_integer(value, key);
+    else if (key == "dp") { p.dp = parse_integer(value, key); dp_given = true; }
+    else if (key == "cp") p.cp = parse_integer(value, key);
+    else if (key == "ep") p.ep = parse_integer(value, key);
+    else if (key == "vpp") p.vpp = parse_integer(value, key);
+    else if (key == "mb") p.micro_batch = parse_integer(value, key);
+    else if (key == "gbs") { r.workload.global_batch = parse_integer(value, key); gbs_given = true; }
+    else if (key == "seq") r.workload.seq_len = parse_integer(value, key);
     else if (key == "recompute") p.recompute = parse_recompute(value);
-    else if (key == "recompute_layers") p.recompute_layers = to_int(key, value);
+    else if (key == "recompute_layers") p.recompute_layers = parse_integer(value, key);
     else if (key == "sp") { p.sequence_parallel = to_bool(key, value); sp_given = true; }
     else if (key == "zero") p.zero = parse_optimizer_sharding(value);
     else if (key == "precision") p.precision = parse_precision(value);
@@ -62,8 +51,8 @@ PlanRequest build(const std::map<std::string, std::string>& kv, const ModelSpec&
     else if (key == "overlap_p2p") p.overlap_p2p = to_bool(key, value);
     else if (key == "flash") p.flash_attention = to_bool(key, value);
     else if (key == "p2p_sg") p.p2p_scatter_gather = to_bool(key, value);
-    else if (key == "first_stage_layers") p.first_stage_layers = to_int(key, value);
-    else if (key == "last_stage_layers") p.last_stage_layers = to_int(key, value);
+    else if (key == "first_stage_layers") p.first_stage_layers = parse_integer(value, key);
+    else if (key == "last_stage_layers") p.last_stage_layers = parse_integer(value, key);
     else throw Error("plan." + key, "unknown key", kKeys);
   }
   if (!gbs_given) throw Error("gbs", "missing from the plan", "gbs=N (sequences per optimizer step)");

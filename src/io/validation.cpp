@@ -1,14 +1,15 @@
 #include "io/validation.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <limits>
 #include <numeric>
 
 #include <fmt/core.h>
 
+#include "core/divisors.h"
 #include "core/error.h"
+#include "io/integer_text.h"
 #include "cost/cost_model.h"
 #include "io/gpu_catalog.h"
 #include "io/plan_text.h"
@@ -31,14 +32,7 @@ struct Row {
     return cells[static_cast<std::size_t>(c)];
   }
   bool empty(const char* name) const { return get(name).empty(); }
-  std::int64_t integer(const char* name) const {
-    const std::string text = get(name);
-    std::int64_t v = 0;
-    const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc() || p != text.data() + text.size())
-      throw Error(std::string("csv.") + name, "'" + text + "' is not an integer", "an integer");
-    return v;
-  }
+  std::int64_t integer(const char* name) const { return parse_integer(get(name), std::string("csv.") + name); }
   std::int64_t integer_or(const char* name, std::int64_t fallback) const {
     return empty(name) ? fallback : integer(name);
   }
@@ -94,13 +88,6 @@ ModelSpec row_model(const Row& r, std::map<std::string, std::string>& assumed) {
   }
   m.validate();
   return m;
-}
-
-std::vector<std::int64_t> divisors_up_to(std::int64_t n, std::int64_t limit) {
-  std::vector<std::int64_t> out;
-  for (std::int64_t d = 1; d <= std::min(n, limit); ++d)
-    if (n % d == 0) out.push_back(d);
-  return out;
 }
 
 constexpr std::int64_t kMaxAssumedMicroBatch = 16;
@@ -159,7 +146,7 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline) {
   // Candidate values for every unknown knob.
   const std::int64_t per_rank = w.global_batch / std::max<std::int64_t>(1, base.dp);
   const std::vector<std::int64_t> mbs =
-      r.empty("micro_batch") ? divisors_up_to(per_rank, kMaxAssumedMicroBatch)
+      r.empty("micro_batch") ? divisors(per_rank, kMaxAssumedMicroBatch)
                              : std::vector<std::int64_t>{r.integer("micro_batch")};
   std::vector<std::int64_t> vpps;
   if (!r.empty("vpp")) {

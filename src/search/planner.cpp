@@ -8,6 +8,7 @@
 #include <thread>
 #include <tuple>
 
+#include "core/divisors.h"
 #include "core/error.h"
 #include "core/units.h"
 
@@ -23,13 +24,6 @@ constexpr std::int64_t kMaxVpp = 32;
 constexpr std::size_t kRescored = 64;
 // Chunks up to this many layers try every partial-recompute count.
 constexpr std::int64_t kAllPartialUpTo = 8;
-
-std::vector<std::int64_t> divisors(std::int64_t n, std::int64_t limit) {
-  std::vector<std::int64_t> out;
-  for (std::int64_t d = 1; d <= std::min(n, limit); ++d)
-    if (n % d == 0) out.push_back(d);
-  return out;
-}
 
 template <typename T>
 std::vector<T> pinned_or(const std::optional<T>& pin, std::vector<T> all) {
