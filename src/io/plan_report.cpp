@@ -200,10 +200,19 @@ PlanConstraints parse_constraints(const std::string& text) {
       c.recompute_layers = parse_integer(value, "fix.recompute_layers");
       require_non_negative("fix.recompute_layers", *c.recompute_layers);
     }
-    else if (key == "sp") c.sequence_parallel = value == "1" || value == "true" || value == "yes";
+    else if (key == "sp") c.sequence_parallel = parse_switch("fix.sp", value);
     else if (key == "zero") c.zero = parse_optimizer_sharding(value);
     else if (key == "precision") c.precision = parse_precision(value);
-    else throw Error("fix." + key, "unknown key", "tp, pp, cp, ep, vpp, mb, recompute, recompute_layers, sp, zero, precision");
+    // Switches the search does not vary: they set what every candidate runs with.
+    else if (key == "flash") c.defaults.flash_attention = parse_switch("fix.flash", value);
+    else if (key == "overlap_grad") c.defaults.overlap_grad_reduce = parse_switch("fix.overlap_grad", value);
+    else if (key == "overlap_param") c.defaults.overlap_param_gather = parse_switch("fix.overlap_param", value);
+    else if (key == "overlap_tp") c.defaults.overlap_tp_comm = parse_switch("fix.overlap_tp", value);
+    else if (key == "overlap_p2p") c.defaults.overlap_p2p = parse_switch("fix.overlap_p2p", value);
+    else if (key == "p2p_sg") c.defaults.p2p_scatter_gather = parse_switch("fix.p2p_sg", value);
+    else throw Error("fix." + key, "unknown key",
+                     "tp, pp, cp, ep, vpp, mb, recompute, recompute_layers, sp, zero, precision, flash, "
+                     "overlap_grad, overlap_param, overlap_tp, overlap_p2p, p2p_sg");
   }
   return c;
 }

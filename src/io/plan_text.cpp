@@ -18,11 +18,6 @@ constexpr const char* kKeys =
     "tp, pp, dp, cp, ep, vpp, mb, gbs, seq, recompute, recompute_layers, sp, zero, precision, overlap_grad, "
     "overlap_param, overlap_tp, overlap_p2p, p2p_sg, flash, first_stage_layers, last_stage_layers";
 
-bool to_bool(const std::string& key, const std::string& text) {
-  if (text == "1" || text == "true" || text == "yes" || text == "on") return true;
-  if (text == "0" || text == "false" || text == "no" || text == "off") return false;
-  throw Error(key, "'" + text + "' is not a switch", "1, 0, true, false, yes, no, on, off");
-}
 
 // Fills a plan from key -> text pairs (shorthand or JSON values rendered as text).
 PlanRequest build(const std::map<std::string, std::string>& kv, const ModelSpec& model,
@@ -42,15 +37,15 @@ PlanRequest build(const std::map<std::string, std::string>& kv, const ModelSpec&
     else if (key == "seq") r.workload.seq_len = parse_integer(value, key);
     else if (key == "recompute") p.recompute = parse_recompute(value);
     else if (key == "recompute_layers") p.recompute_layers = parse_integer(value, key);
-    else if (key == "sp") { p.sequence_parallel = to_bool(key, value); sp_given = true; }
+    else if (key == "sp") { p.sequence_parallel = parse_switch(key, value); sp_given = true; }
     else if (key == "zero") p.zero = parse_optimizer_sharding(value);
     else if (key == "precision") p.precision = parse_precision(value);
-    else if (key == "overlap_grad") p.overlap_grad_reduce = to_bool(key, value);
-    else if (key == "overlap_param") p.overlap_param_gather = to_bool(key, value);
-    else if (key == "overlap_tp") p.overlap_tp_comm = to_bool(key, value);
-    else if (key == "overlap_p2p") p.overlap_p2p = to_bool(key, value);
-    else if (key == "flash") p.flash_attention = to_bool(key, value);
-    else if (key == "p2p_sg") p.p2p_scatter_gather = to_bool(key, value);
+    else if (key == "overlap_grad") p.overlap_grad_reduce = parse_switch(key, value);
+    else if (key == "overlap_param") p.overlap_param_gather = parse_switch(key, value);
+    else if (key == "overlap_tp") p.overlap_tp_comm = parse_switch(key, value);
+    else if (key == "overlap_p2p") p.overlap_p2p = parse_switch(key, value);
+    else if (key == "flash") p.flash_attention = parse_switch(key, value);
+    else if (key == "p2p_sg") p.p2p_scatter_gather = parse_switch(key, value);
     else if (key == "first_stage_layers") p.first_stage_layers = parse_integer(value, key);
     else if (key == "last_stage_layers") p.last_stage_layers = parse_integer(value, key);
     else throw Error("plan." + key, "unknown key", kKeys);
@@ -164,6 +159,12 @@ std::string plan_to_shorthand(const Plan& p, const Workload& w) {
   if (p.first_stage_layers) s += fmt::format(",first_stage_layers={}", p.first_stage_layers);
   if (p.last_stage_layers) s += fmt::format(",last_stage_layers={}", p.last_stage_layers);
   return s;
+}
+
+bool parse_switch(const std::string& key, const std::string& text) {
+  if (text == "1" || text == "true" || text == "yes" || text == "on") return true;
+  if (text == "0" || text == "false" || text == "no" || text == "off") return false;
+  throw Error(key, "'" + text + "' is not a switch", "1, 0, true, false, yes, no, on, off");
 }
 
 }  // namespace tessera

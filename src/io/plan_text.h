@@ -25,5 +25,7 @@ PlanRequest load_plan(const std::string& shorthand_or_path, const ModelSpec& mod
 PlanRequest plan_from_json(const nlohmann::json& j, const ModelSpec& model, const Cluster& cluster);
 nlohmann::json plan_to_json(const Plan& plan, const Workload& workload);
 std::string plan_to_shorthand(const Plan& plan, const Workload& workload);
+// A switch value: 1/0, true/false, yes/no, on/off; anything else is an error naming key.
+bool parse_switch(const std::string& key, const std::string& text);
 
 }  // namespace tessera

@@ -82,9 +82,13 @@ void validate_plan(const Plan& p, const ModelSpec& m, const Cluster& c, const Wo
     throw Error("vpp", "interleaving needs pp > 1", "1 when pp = 1");
   if (p.sequence_parallel && p.tp == 1)
     throw Error("sp", "sequence parallelism needs tp > 1", "0 when tp = 1");
-  if (w.seq_len % p.cp != 0)
-    throw Error("cp", std::to_string(p.cp) + " does not divide seq " + std::to_string(w.seq_len),
-                "a divisor of the sequence length");
+  if (p.cp > 1 && !p.flash_attention)
+    throw Error("cp", "context parallelism needs fused (flash) attention, and the plan has flash=0",
+                "1 when flash=0");
+  if (!context_parallel_supported(p.cp, w.seq_len, p.flash_attention))
+    throw Error("cp", "2*cp = " + std::to_string(2 * p.cp) + " does not divide seq " + std::to_string(w.seq_len) +
+                          " (causal load balancing cuts the sequence into 2*cp chunks)",
+                "1, or a cp with seq divisible by 2*cp");
   if (p.ep > 1) {
     if (!m.is_moe()) throw Error("ep", "expert parallelism needs an MoE model", "1");
     if (m.moe.experts % p.ep != 0)

@@ -68,6 +68,14 @@ struct Plan {
 
 // Throws Error naming the field and the valid values when the plan's shape is invalid for this
 // model, cluster and workload (a plan that merely does not fit in memory is valid).
+// Context parallelism as Megatron-Core runs it (Transformer Engine's ring attention): it needs a
+// fused attention kernel (TE asserts "Context parallelism is only implemented with Flash Attention
+// and Fused Attention"), and a causal sequence is cut into 2*cp load-balanced chunks, so the
+// sequence must divide by 2*cp.
+constexpr bool context_parallel_supported(std::int64_t cp, std::int64_t seq_len, bool flash_attention) {
+  return cp == 1 || (cp > 1 && flash_attention && seq_len % (2 * cp) == 0);
+}
+
 void validate_plan(const Plan& plan, const ModelSpec& model, const Cluster& cluster,
                    const Workload& workload);
 

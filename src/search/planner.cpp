@@ -68,7 +68,8 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
     for (std::int64_t pp : pinned_or(fix.pp, divisors(gpus / tp, model.layers))) {
       if ((gpus / tp) % pp != 0) continue;
       for (std::int64_t cp : pinned_or(fix.cp, divisors(gpus / (tp * pp), workload.seq_len))) {
-        if ((gpus / (tp * pp)) % cp != 0 || workload.seq_len % cp != 0) continue;
+        if ((gpus / (tp * pp)) % cp != 0) continue;
+        if (!context_parallel_supported(cp, workload.seq_len, fix.defaults.flash_attention)) continue;
         const std::int64_t dp = gpus / (tp * pp * cp);
         std::vector<std::int64_t> eps{1};
         if (model.is_moe()) eps = divisors(model.moe.experts, model.moe.experts);

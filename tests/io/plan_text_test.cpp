@@ -96,7 +96,7 @@ TEST(PlanText, SequenceParallelDefaultFollowsTp) {
 TEST(PlanText, AllKeysParse) {
   const PlanRequest r = load_plan(
       "tp=4,pp=8,dp=16,cp=2,vpp=3,mb=2,gbs=1024,seq=4096,recompute=selective,sp=1,zero=zero1,"
-      "precision=fp8,overlap_grad=0,overlap_param=false,overlap_tp=on,overlap_p2p=no,flash=0",
+      "precision=fp8,overlap_grad=0,overlap_param=false,overlap_tp=on,overlap_p2p=no,flash=1",
       gpt3(), make_cluster(find_gpu("h100-sxm-80gb"), 1024));
   const Plan& p = r.plan;
   EXPECT_EQ(p.tp, 4);
@@ -115,7 +115,17 @@ TEST(PlanText, AllKeysParse) {
   EXPECT_FALSE(p.overlap_param_gather);
   EXPECT_TRUE(p.overlap_tp_comm);
   EXPECT_FALSE(p.overlap_p2p);
-  EXPECT_FALSE(p.flash_attention);
+  EXPECT_TRUE(p.flash_attention);
+  EXPECT_FALSE(load_plan("tp=4,pp=8,gbs=1024,flash=0", gpt3(), a100_1024()).plan.flash_attention);
+}
+
+// Megatron-Core's context parallelism runs in Transformer Engine's fused attention only, and cuts a
+// causal sequence into 2*cp chunks.
+TEST(PlanText, ContextParallelNeedsFlashAttentionAndTwoCpChunks) {
+  const Cluster c = make_cluster(find_gpu("h100-sxm-80gb"), 1024);
+  EXPECT_NO_THROW(load_plan("tp=4,pp=8,cp=2,gbs=1024,seq=4096", gpt3(), c));
+  EXPECT_EQ(thrown_field([&] { load_plan("tp=4,pp=8,cp=2,gbs=1024,seq=4096,flash=0", gpt3(), c); }), "cp");
+  EXPECT_EQ(thrown_field([&] { load_plan("tp=4,pp=8,cp=2,gbs=1024,seq=4098", gpt3(), c); }), "cp");
 }
 
 Plan rich_plan(Workload& w) {
@@ -130,7 +140,6 @@ Plan rich_plan(Workload& w) {
   p.recompute = Recompute::full;
   p.zero = OptimizerSharding::zero3;
   p.precision = Precision::fp8;
-  p.flash_attention = false;
   w.global_batch = 256;
   w.seq_len = 4096;
   return p;
@@ -170,6 +179,9 @@ TEST(PlanText, ShorthandRoundTripKeepsOverlapSwitches) {
   p.overlap_param_gather = false;
   p.overlap_tp_comm = true;
   p.overlap_p2p = false;
+  p.cp = 1;  // context parallelism needs flash attention
+  p.dp = 16;
+  p.flash_attention = false;
   validate_plan(p, gpt3(), h100_512(), w);
   const std::string text = plan_to_shorthand(p, w);
   expect_same_plan(load_plan(text, gpt3(), h100_512()).plan, p);
