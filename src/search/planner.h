@@ -70,6 +70,9 @@ struct PlannerOptions {
   // When set, the search also counts feasible candidates faster than this plan (by the closed
   // form, like every candidate) to place a published plan among all plans.
   std::optional<Plan> reference;
+  // Rank the reference by the simulated pipeline (what `tessera estimate` prints) instead of the
+  // closed form: every feasible candidate is simulated, so this is for reports, not the CLI.
+  bool simulate_reference_rank = false;
 };
 
 PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Workload& workload,

@@ -105,40 +105,47 @@ TEST(Planner, InfeasibleRequestReportsTheMemoryItWouldNeed) {
 
 // Published plans whose authors chose them as their best (SC'21 Table 1, Korthikanti et al.'s
 // sequence-parallel + selective rows, the Megatron-LM README, MegaScale's baseline, BLOOM,
-// MT-NLG): Tessera's best plan for the same model, GPUs, batch and sequence is predicted at
-// least as fast (asserted), and the published plan's rank among feasible plans is printed (issue 4
-// asks for the top 10%; rows with a handful of feasible layouts, and SC'21's mid-size rows, do
-// not meet it yet, so it is reported, not asserted). The search
-// varies what the authors varied, the layout (tp, pp, dp, cp, vpp, micro-batch), and every knob
-// the row leaves empty; the recompute, sequence-parallel and sharding settings a row states are
-// its paper's method (SC'21 ran every experiment with full recompute, before sequence
-// parallelism existed) and are held.
+// MT-NLG). The search space is what the authors' software offered them: the layout (tp, pp, dp,
+// vpp, micro-batch; cp needs fused attention, which these A100 runs did not use) and every knob the
+// row leaves empty. SC'21, BLOOM and MT-NLG ran Megatron before selective recompute and sequence
+// parallelism existed, so their stated recompute / sharding are held; Korthikanti et al.'s subject
+// is choosing recompute and sequence parallelism, so for their rows those are searched too.
+// Asserted: Tessera's best is predicted at least as fast as the published plan on every row. The
+// published plan's rank by the simulated pipeline (what `tessera estimate` prints) among all
+// feasible plans is printed; issue 4 asks for the top 10%, which rows where the model prefers
+// lower tensor parallelism than the authors chose (SC'21 18.4B-1T, BLOOM, MT-NLG 2240, K22 22B)
+// miss, so the count that meets it is a regression floor.
 TEST(Planner, PublishedBestPlansAreMatchedAndRankHigh) {
   const std::string path = std::string(TESSERA_SOURCE_DIR) + "/../shared/validation/public_runs.csv";
   if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
   const CsvTable table = parse_csv(json_fields::read_text_file(path, "csv"), path);
   const ValidationReport report = validate_runs(table);
-  auto chosen_as_best = [](const std::string& id) {
+  auto starts_with = [](const std::string& id, const char* prefix) { return id.rfind(prefix, 0) == 0; };
+  auto chosen_as_best = [&](const std::string& id) {
     for (const char* prefix : {"sc21-t1-", "mlm-h100-", "megascale-", "bloom-", "mtnlg-"})
-      if (id.rfind(prefix, 0) == 0) return true;
-    return id.rfind("k22-", 0) == 0 && id.find("-sp-sel") != std::string::npos;
+      if (starts_with(id, prefix)) return true;
+    return starts_with(id, "k22-") && id.find("-sp-sel") != std::string::npos;
   };
   fmt::print("{:<30} {:>12} {:>12} {:>7} {:>9} {:>7}\n", "row", "published_s", "best_s", "rank", "feasible", "top%");
-  int rows = 0;
+  int rows = 0, in_top_decile = 0;
   for (const auto& r : report.rows) {
     if (!chosen_as_best(r.id)) continue;
     ++rows;
     PlanConstraints fix;
     fix.precision = r.plan_value.precision;
-    if (!r.assumed.count("recompute")) {
-      fix.recompute = r.plan_value.recompute;
-      fix.recompute_layers = r.plan_value.recompute_layers;
+    const bool method_searched = starts_with(r.id, "k22-");
+    if (!method_searched) {
+      if (!r.assumed.count("recompute")) {
+        fix.recompute = r.plan_value.recompute;
+        fix.recompute_layers = r.plan_value.recompute_layers;
+      }
+      if (!r.assumed.count("sequence_parallel")) fix.sequence_parallel = r.plan_value.sequence_parallel;
+      if (!r.assumed.count("dist_optimizer")) fix.zero = r.plan_value.zero;
     }
-    if (!r.assumed.count("sequence_parallel")) fix.sequence_parallel = r.plan_value.sequence_parallel;
-    if (!r.assumed.count("dist_optimizer")) fix.zero = r.plan_value.zero;
     fix.defaults = r.plan_value;  // the run's attention kernel, overlap and p2p semantics
     PlannerOptions o = options(1);
     o.reference = r.plan_value;
+    o.simulate_reference_rank = true;
     const PlanSearch s = search_plans(r.model, r.cluster, r.workload, fix, o);
     ASSERT_FALSE(s.plans.empty()) << r.id;
     const double best = s.plans[0].estimate.iteration_time_s;
@@ -148,8 +155,11 @@ TEST(Planner, PublishedBestPlansAreMatchedAndRankHigh) {
     EXPECT_LE(best, r.predicted_time_s * (1.0 + 1e-12)) << r.id;
     EXPECT_GE(s.reference_rank, 1) << r.id;
     EXPECT_LE(s.reference_rank, s.feasible) << r.id;
+    if (top_pct <= 10.0) ++in_top_decile;
   }
-  EXPECT_GE(rows, 25);
+  fmt::print("published plan within the top 10% of feasible plans: {} of {} rows\n", in_top_decile, rows);
+  EXPECT_GE(rows, 33);
+  EXPECT_GE(in_top_decile, 25);
 }
 
 }  // namespace
