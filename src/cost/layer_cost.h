@@ -1,0 +1,45 @@
+// The time of one transformer layer on one GPU for one micro-batch: GEMMs, attention core,
+// memory-bound work, host dispatch, and its tensor / context / expert-parallel communication.
+// The cost model sums these per pipeline stage; multimodal modules (ViT encoders, DiT generators)
+// use them with bidirectional attention over each image's patches.
+#pragma once
+
+#include <cstdint>
+
+#include "cost/collective_cost.h"
+#include "hardware/cluster.h"
+#include "model/flops.h"
+#include "model/model_spec.h"
+#include "plan/plan.h"
+
+namespace tessera {
+
+struct LayerCost {
+  double fwd_s = 0;        // forward compute of one micro-batch
+  double bwd_s = 0;        // backward compute (without recompute)
+  double recompute_s = 0;  // forward work re-run in backward
+  double comm_s = 0;       // exposed TP + CP + EP communication, forward + backward (+ recompute)
+  double tp_s = 0, cp_s = 0, ep_s = 0;
+};
+
+struct LayerContext {
+  const ModelSpec& m;
+  const Cluster& c;
+  const Plan& p;
+  std::int64_t seq_len;  // tokens each query may attend over (the sequence, or one image's patches)
+  bool causal;           // causal mask (decoders) or full bidirectional attention (ViT, DiT)
+  bool fp8;
+  double tokens;        // tokens of one micro-batch on one GPU before the TP split (mb * s / cp)
+  double tp;
+  GroupLink tp_link, cp_link, ep_link;
+};
+
+// The context of a layer under `plan` on `cluster`: `tokens` per micro-batch on one GPU before the
+// TP split (mb * s / cp for a decoder), attention over `seq_len` keys, causal or not.
+LayerContext make_layer_context(const ModelSpec& model, const Cluster& cluster, const Plan& plan,
+                                std::int64_t seq_len, double tokens, bool causal);
+
+// `moe`: the layer's MLP is the routed-expert MLP. `recompute` decides what backward re-runs.
+LayerCost layer_cost(const LayerContext& context, bool moe, Recompute recompute);
+
+}  // namespace tessera
