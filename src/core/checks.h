@@ -35,6 +35,11 @@ inline void require_positive_real(const std::string& field, double value, double
                 "a number greater than 0 and at most " + std::to_string(max));
 }
 
+inline void require_non_negative_real(const std::string& field, double value, double max) {
+  if (!std::isfinite(value) || value < 0.0 || value > max)
+    throw Error(field, "got " + std::to_string(value), "a number from 0 to " + std::to_string(max));
+}
+
 inline void require_fraction(const std::string& field, double value) {
   if (!std::isfinite(value) || value <= 0.0 || value > 1.0)
     throw Error(field, "got " + std::to_string(value), "a number in (0, 1]");

@@ -122,7 +122,7 @@ double memoised_makespan(const PipelineCosts& costs, double& pipeline_s) {
 
 // Both paths: everything but the pipeline term is shared.
 Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, const Workload& w,
-                       PipelineModel mode, Timeline* timeline) {
+                       PipelineModel mode, Timeline* timeline, PipelineInputs* inputs = nullptr) {
   const LayerContext x = make_layer_context(
       m, c, p, w.seq_len, static_cast<double>(p.micro_batch) * static_cast<double>(w.seq_len) / static_cast<double>(p.cp),
       /*causal=*/true);
@@ -399,6 +399,10 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, cons
     e.time.bubble_s = pp > 1 ? std::max(0.0, pipeline_s - steady_s - e.time.pp_comm_s) : 0.0;
     e.time.dp_comm_s = (with_sync_s - pipeline_s) + dp_other_s;
     e.iteration_time_s = with_sync_s + dp_other_s + optimizer_s;
+    if (inputs != nullptr) {
+      inputs->costs = costs;
+      inputs->tail_s = dp_other_s + optimizer_s;
+    }
   }
 
   const double gpus = static_cast<double>(p.gpus());
@@ -438,6 +442,11 @@ Estimate estimate_analytical(const ModelSpec& model, const Cluster& cluster, con
 Estimate estimate_with_timeline(const ModelSpec& model, const Cluster& cluster, const Plan& plan,
                                 const Workload& workload, Timeline& timeline) {
   return estimate_with(model, cluster, plan, workload, PipelineModel::simulated, &timeline);
+}
+
+Estimate estimate_with_pipeline_inputs(const ModelSpec& model, const Cluster& cluster, const Plan& plan,
+                                       const Workload& workload, PipelineInputs& inputs) {
+  return estimate_with(model, cluster, plan, workload, PipelineModel::simulated, nullptr, &inputs);
 }
 
 }  // namespace tessera

@@ -27,4 +27,15 @@ Estimate estimate_analytical(const ModelSpec& model, const Cluster& cluster, con
 Estimate estimate_with_timeline(const ModelSpec& model, const Cluster& cluster, const Plan& plan,
                                 const Workload& workload, Timeline& timeline);
 
+// What estimate() hands the pipeline simulator for a plan -- per virtual stage and micro-batch
+// forward / backward times, p2p per boundary, gradient sync per stage -- and the time it adds
+// after the simulated makespan (optimizer step, DP traffic outside the sync). Callers that make
+// micro-batches uneven (multimodal encoders on the first stage) change the costs and re-simulate.
+struct PipelineInputs {
+  PipelineCosts costs;
+  double tail_s = 0;
+};
+Estimate estimate_with_pipeline_inputs(const ModelSpec& model, const Cluster& cluster, const Plan& plan,
+                                       const Workload& workload, PipelineInputs& inputs);
+
 }  // namespace tessera

@@ -131,6 +131,8 @@ LayerCost layer_cost(const LayerContext& x, bool moe, Recompute recompute) {
 
   // The GPU runs behind the host unless its work is shorter than the host's dispatch.
   const double host_fwd = kHostOpsPerLayerForward * kHostOpDispatchS;
+  cost.gpu_fwd_s = gemm_fwd + attn_fwd + elementwise_fwd;
+  cost.gpu_bwd_s = kGemmBackwardOverForward * gemm_fwd + attn_bwd + elementwise_bwd;
   cost.fwd_s = std::max(gemm_fwd + attn_fwd + elementwise_fwd, host_fwd);
   cost.bwd_s = std::max(kGemmBackwardOverForward * gemm_fwd + attn_bwd + elementwise_bwd,
                         kHostBackwardOverForward * host_fwd);

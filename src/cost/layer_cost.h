@@ -17,6 +17,9 @@ namespace tessera {
 struct LayerCost {
   double fwd_s = 0;        // forward compute of one micro-batch
   double bwd_s = 0;        // backward compute (without recompute)
+  // The GPU's own work in fwd_s / bwd_s (they are at least the host's dispatch time): a caller
+  // that runs this layer while the host is ahead on other work pays only this.
+  double gpu_fwd_s = 0, gpu_bwd_s = 0;
   double recompute_s = 0;  // forward work re-run in backward
   double comm_s = 0;       // exposed TP + CP + EP communication, forward + backward (+ recompute)
   double tp_s = 0, cp_s = 0, ep_s = 0;

@@ -20,8 +20,6 @@ namespace {
 // with no time left to win (GEMMs are already large; the bubble is already divided by v).
 constexpr std::int64_t kMaxMicroBatch = 32;
 constexpr std::int64_t kMaxVpp = 32;
-// Candidates kept per thread and re-scored with the simulated pipeline.
-constexpr std::size_t kRescored = 64;
 // Chunks up to this many layers try every partial-recompute count.
 constexpr std::int64_t kAllPartialUpTo = 8;
 
@@ -95,7 +93,7 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
                       : estimate_analytical(model, cluster, *options.reference, workload).iteration_time_s;
   }
   struct Worker {
-    std::vector<RankedPlan> best;  // top kRescored by the closed form
+    std::vector<RankedPlan> best;  // top `rescored` by the closed form
     std::int64_t evaluated = 0, feasible = 0, faster_than_reference = 0;
     double min_peak = -1;
     Plan min_plan;
@@ -106,6 +104,7 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
   std::atomic<std::size_t> next{0};
   std::atomic<std::int64_t> done{0};
 
+  const std::size_t rescored = std::max(options.rescored, options.top_k);
   auto work = [&](Worker& wk) {
     std::vector<std::int64_t> partial_layers;
     const auto worse = [](const RankedPlan& a, const RankedPlan& b) { return better(a, b); };
@@ -172,7 +171,7 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
               } else if (e.iteration_time_s < reference_s) {
                 ++wk.faster_than_reference;
               }
-              if (wk.best.size() < kRescored) {
+              if (wk.best.size() < rescored) {
                 wk.best.push_back({p, e});
                 std::push_heap(wk.best.begin(), wk.best.end(), worse);
               } else if (RankedPlan candidate{p, e}; better(candidate, wk.best.front())) {
@@ -208,7 +207,7 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
     merged.insert(merged.end(), wk.best.begin(), wk.best.end());
   }
   std::sort(merged.begin(), merged.end(), better);
-  if (merged.size() > kRescored) merged.resize(kRescored);
+  if (merged.size() > rescored) merged.resize(rescored);
   // Re-score with the simulated pipeline: the times `tessera estimate` prints.
   for (auto& r : merged) r.estimate = estimate(model, cluster, r.plan, workload);
   std::sort(merged.begin(), merged.end(), better);

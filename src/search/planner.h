@@ -73,6 +73,8 @@ struct PlannerOptions {
   // Rank the reference by the simulated pipeline (what `tessera estimate` prints) instead of the
   // closed form: every feasible candidate is simulated, so this is for reports, not the CLI.
   bool simulate_reference_rank = false;
+  // How many of the best plans by the closed form are re-scored with the simulator (at least top_k).
+  std::size_t rescored = 64;
 };
 
 PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Workload& workload,

@@ -1,0 +1,98 @@
+// The multimodal planner: how to run a model of several modules (encoders, projectors, an LLM
+// backbone, a generator) on one cluster, for a data mix. Two strategies on the same GPUs:
+//
+//   monolithic      the Megatron-LM way: one layout; the encoders and projectors run inside the
+//                   first pipeline stage and the generator inside the last, under the backbone's
+//                   tp and dp. Each data-parallel replica runs its own micro-batches, whose image
+//                   load differs, so the slowest replica sets the step.
+//   disaggregated   each module group gets its own GPUs and plan (DistTrain, Zhang et al.,
+//                   SIGCOMM'25): the encoder groups form a pipeline stage in front of the backbone's
+//                   stages and the generator one behind them; at each micro-batch slot a group
+//                   serves that slot of every backbone replica, spread evenly over its own dp
+//                   ranks; activations and gradients cross between groups over the network.
+//
+// Each slot's encoder / generator work comes from the sequences drawn from the data mix, and the
+// whole step runs through the pipeline simulator, so heavy slots show up as stalls and bubbles.
+//
+// The disaggregated search is exact for the model it uses: each module group's best plan per GPU
+// count is tabulated once, the backbone's best plan per whole-node GPU count comes from the
+// planner, and splits (backbone, one group per encoder modality with its projector, generator)
+// are searched by branch and bound over integer GPU counts, where a split's lower bound is its
+// busiest stage's work plus the backbone's tail (the simulated time is never below it). GPUs may
+// be left idle.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cost/estimate.h"
+#include "cost/module_cost.h"
+#include "hardware/cluster.h"
+#include "model/multimodal_spec.h"
+#include "plan/data_mix.h"
+#include "plan/plan.h"
+#include "schedule/pipeline_simulator.h"
+
+namespace tessera {
+
+// One module's place in a multimodal plan.
+struct ModulePlacement {
+  std::string name;
+  ModuleRole role = ModuleRole::encoder;
+  std::int64_t gpus = 0;     // GPUs of its group; in monolithic, the stage GPUs it shares
+  ModulePlan plan;           // non-backbone modules
+  double busy_s = 0;         // compute time per step on its busiest GPU (forward + backward)
+  double peak_memory_bytes = 0;
+};
+
+struct MultimodalPlan {
+  bool disaggregated = false;
+  Plan backbone_plan;
+  std::int64_t backbone_gpus = 0;
+  std::vector<ModulePlacement> modules;  // in model order, the backbone included
+  std::int64_t gpus_used = 0;
+  std::int64_t gpus_idle = 0;
+  double iteration_time_s = 0;
+  double model_flops = 0;   // per step, every module (Megatron-Core convention per module)
+  double mfu = 0;           // model_flops / (time x cluster GPUs x dense peak)
+  double tokens_per_s = 0;  // backbone tokens (text + media) per second
+  double samples_per_s = 0;
+  double peak_memory_bytes = 0;  // highest over all groups
+  bool fits = false;
+};
+
+struct MultimodalSearch {
+  std::vector<MultimodalPlan> plans;  // disaggregated, best first (at most top_k)
+  MultimodalPlan monolithic;          // the best monolithic plan (fits == false when none fits)
+  bool monolithic_found = false;
+  double backbone_only_mfu = 0;       // the backbone alone, text only, on the same GPUs
+  std::int64_t evaluated = 0;         // split candidates costed (bounds and simulations)
+  std::int64_t simulated = 0;
+  double search_time_s = 0;
+  std::int64_t sequences = 0;         // backbone sequences per step (the global batch)
+  std::int64_t samples = 0;           // samples packed into them
+  double media_token_fraction = 0;    // of the backbone tokens
+};
+
+struct MultimodalOptions {
+  std::size_t top_k = 3;
+  std::uint64_t seed = 1;
+  int threads = 0;  // for the backbone planner; 0 = hardware concurrency
+  // Largest backbone GPU count searched (0 = the cluster); tests use it for brute-force checks.
+  std::int64_t max_backbone_gpus = 0;
+  // Backbone GPU counts are multiples of this (0 = the node size): tp groups stay in a node.
+  std::int64_t backbone_gpu_step = 0;
+};
+
+// Throws Error naming the field for an invalid model, mix, batch or cluster. A request where
+// nothing fits returns no plans (plans empty) rather than throwing.
+MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Cluster& cluster,
+                                         const DataMix& mix, std::int64_t global_batch,
+                                         const MultimodalOptions& options = {});
+
+// The simulated step of one disaggregated plan (its per-op timeline), for traces.
+Timeline disaggregated_timeline(const MultimodalSpec& model, const Cluster& cluster, const DataMix& mix,
+                                std::int64_t global_batch, const MultimodalPlan& plan, std::uint64_t seed);
+
+}  // namespace tessera
