@@ -35,6 +35,8 @@ void register_estimate(CLI::App& app, CommandRegistry& commands);
 void register_validate(CLI::App& app, CommandRegistry& commands);
 void register_plan(CLI::App& app, CommandRegistry& commands);
 void register_simulate(CLI::App& app, CommandRegistry& commands);
+void register_adapt(CLI::App& app, CommandRegistry& commands);
+void register_balance(CLI::App& app, CommandRegistry& commands);
 
 inline void register_all(CLI::App& app, CommandRegistry& commands) {
   register_models(app, commands);
@@ -43,6 +45,8 @@ inline void register_all(CLI::App& app, CommandRegistry& commands) {
   register_validate(app, commands);
   register_plan(app, commands);
   register_simulate(app, commands);
+  register_adapt(app, commands);
+  register_balance(app, commands);
 }
 
 }  // namespace tessera::cli

@@ -1,0 +1,81 @@
+#include "balance/longest_processing_time.h"
+
+#include <algorithm>
+
+namespace tessera {
+
+namespace {
+// Min-heap order on (load, slot) for std::push_heap / pop_heap, which keep the largest on top.
+bool heavier(const LptScratch::Slot& a, const LptScratch::Slot& b) {
+  return a.load != b.load ? a.load > b.load : a.slot > b.slot;
+}
+}  // namespace
+
+void assign_longest_processing_time(std::span<const double> cost, std::span<const std::int64_t> tokens, int slots,
+                                    const LptOptions& options, std::span<std::int32_t> slot_of, LptScratch& scratch) {
+  const std::size_t n = cost.size();
+  const bool capped = options.max_tokens > 0;
+  auto& order = scratch.order;
+  order.resize(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = {cost[i], static_cast<std::int64_t>(i)};
+  std::sort(order.begin(), order.end(), [](const LptScratch::Item& a, const LptScratch::Item& b) {
+    return a.cost != b.cost ? a.cost > b.cost : a.index < b.index;
+  });
+
+  const auto m = static_cast<std::size_t>(slots);
+  scratch.slot_tokens.assign(m, 0);
+  scratch.slot_count.assign(m, 0);
+  auto& heap = scratch.heap;
+  heap.clear();
+  for (int s = 0; s < slots; ++s) heap.push_back({0.0, s});
+  std::make_heap(heap.begin(), heap.end(), heavier);
+  scratch.skipped.clear();
+  scratch.skipped.reserve(m);
+
+  // Equal count: q items per slot, r slots take one more.
+  const auto items = static_cast<std::int64_t>(n);
+  const std::int64_t q = items / slots, r = items % slots;
+  std::int64_t slots_above_q = 0;
+  auto eligible = [&](std::int32_t s) {
+    if (options.count == CountMode::free) return true;
+    const std::int64_t c = scratch.slot_count[static_cast<std::size_t>(s)];
+    return c < q || (c == q && slots_above_q < r);
+  };
+
+  for (const LptScratch::Item& item : order) {
+    const auto i = static_cast<std::size_t>(item.index);
+    slot_of[i] = kNotPlaced;
+    const std::int64_t t = capped ? tokens[i] : 0;
+    while (!heap.empty()) {
+      std::pop_heap(heap.begin(), heap.end(), heavier);
+      const LptScratch::Slot top = heap.back();
+      heap.pop_back();
+      if (!eligible(top.slot)) continue;  // counts only grow: never eligible again
+      const auto s = static_cast<std::size_t>(top.slot);
+      if (capped && scratch.slot_tokens[s] + t > options.max_tokens) {
+        scratch.skipped.push_back(top);
+        continue;
+      }
+      slot_of[i] = top.slot;
+      scratch.slot_tokens[s] += t;
+      if (++scratch.slot_count[s] == q + 1) ++slots_above_q;
+      heap.push_back({top.load + item.cost, top.slot});
+      std::push_heap(heap.begin(), heap.end(), heavier);
+      break;
+    }
+    for (const LptScratch::Slot& s : scratch.skipped) {
+      heap.push_back(s);
+      std::push_heap(heap.begin(), heap.end(), heavier);
+    }
+    scratch.skipped.clear();
+  }
+}
+
+std::vector<std::int32_t> assign_longest_processing_time(std::span<const double> cost, int slots, CountMode count) {
+  std::vector<std::int32_t> slot_of(cost.size(), kNotPlaced);
+  LptScratch scratch;
+  assign_longest_processing_time(cost, {}, slots, {count, 0}, slot_of, scratch);
+  return slot_of;
+}
+
+}  // namespace tessera

@@ -1,0 +1,203 @@
+// tessera balance: pack and order a stream of samples over data-parallel ranks x micro-batches
+// (balance/stream_balancer.h) and report how even the predicted work is.
+//
+//   tessera balance (--samples FILE.jsonl | --synthetic wlb-like|mllm-like) --dp D --microbatches M
+//                   [--max-tokens S] [--steps K | --n N] [--method none|fixed-greedy|lpt|kk|wlb]
+//                   [--model M] [--cluster C] [--seed X] [--json]
+//
+// Sample costs come from --model on --cluster's GPU (a ViT-H/14 encoder for images, a DiT-XL/2
+// generator for generated images). With --steps K each step fills a budget of D x M x S tokens
+// (samples carried over from the previous step first); with --n N one step balances N samples (no
+// cap unless --max-tokens). A samples file with neither is one step over the whole file.
+// time_ms times the balancing only (sample costs and the balancer), not generation or I/O.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "balance/sample_cost.h"
+#include "balance/stream_balancer.h"
+#include "balance/stream_metrics.h"
+#include "balance/synthetic_mix.h"
+#include "cli/subcommands.h"
+#include "core/checks.h"
+#include "core/error.h"
+#include "io/balance_report.h"
+#include "io/gpu_catalog.h"
+#include "io/model_source.h"
+#include "io/sample_file.h"
+
+namespace tessera::cli {
+
+namespace {
+
+constexpr const char* kDefaultModel = "llama3-8b";
+constexpr const char* kDefaultGpu = "h100-sxm-80gb";
+// First guess of the samples a --steps run draws, per step and slot: a 128K slot holds ~16
+// wlb-like documents; more are generated (x kGrowth) whenever the stream runs out first.
+constexpr std::int64_t kGuessSamplesPerSlotStep = 32;
+constexpr std::int64_t kGrowth = 4;
+
+// --cluster: GPU:COUNT, a cluster JSON, or a bare GPU key (only the GPU type matters here).
+GpuSpec gpu_of(const std::string& cluster) {
+  if (cluster.find(':') == std::string::npos && cluster.find('/') == std::string::npos &&
+      cluster.find(".json") == std::string::npos)
+    return find_gpu(cluster);
+  return load_cluster(cluster).gpu;
+}
+
+struct Costs {
+  std::vector<std::int64_t> tokens;
+  std::vector<double> total_s, backbone_s, encoder_s, generator_s;
+};
+
+void compute_costs(const SampleCostModel& model, const std::vector<SampleTokens>& samples, Costs& c) {
+  const std::size_t n = samples.size();
+  c.tokens.resize(n);
+  c.total_s.resize(n);
+  c.backbone_s.resize(n);
+  c.encoder_s.resize(n);
+  c.generator_s.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const SampleCost cost = sample_cost(model, samples[i]);
+    c.tokens[i] = samples[i].backbone_tokens();
+    c.total_s[i] = cost.total_s();
+    c.backbone_s[i] = cost.backbone_s;
+    c.encoder_s[i] = cost.encoder_s;
+    c.generator_s[i] = cost.generator_s;
+  }
+}
+
+}  // namespace
+
+void register_balance(CLI::App& app, CommandRegistry& commands) {
+  auto* sub = app.add_subcommand("balance", "Balance samples over data-parallel ranks and micro-batches");
+  struct Options {
+    std::string samples, synthetic, method = "wlb", model = kDefaultModel, cluster = kDefaultGpu;
+    std::int64_t dp = 0, microbatches = 0, max_tokens = 0, steps = 0, n = 0, seed = 0;
+    bool json = false;
+  };
+  auto o = std::make_shared<Options>();
+  auto* samples_opt = sub->add_option("--samples", o->samples, "JSONL file, one sample per line (see README)");
+  auto* synthetic_opt = sub->add_option("--synthetic", o->synthetic, "wlb-like or mllm-like");
+  auto* dp_opt = sub->add_option("--dp", o->dp, "Data-parallel ranks D");
+  auto* mb_opt = sub->add_option("--microbatches", o->microbatches, "Micro-batches M per rank and step");
+  sub->add_option("--max-tokens", o->max_tokens, "Token cap S of one micro-batch (required with --steps)");
+  auto* steps_opt = sub->add_option("--steps", o->steps, "Steps K, each filling D x M x S tokens");
+  auto* n_opt = sub->add_option("--n", o->n, "One step over N samples");
+  sub->add_option("--method", o->method, "none, fixed-greedy, lpt, kk or wlb")->capture_default_str();
+  sub->add_option("--model", o->model, "Backbone: zoo name, model JSON or HF config.json")->capture_default_str();
+  sub->add_option("--cluster", o->cluster, "GPU key, GPU:COUNT or cluster JSON (its GPU sets the costs)")
+      ->capture_default_str();
+  sub->add_option("--seed", o->seed, "Seed of the synthetic stream and the random baseline")->capture_default_str();
+  sub->add_flag("--json", o->json, "Print one JSON document");
+  commands.add(sub, [=]() {
+    if ((samples_opt->count() > 0) == (synthetic_opt->count() > 0))
+      throw Error("samples", "give exactly one of --samples and --synthetic",
+                  "--samples FILE.jsonl or --synthetic wlb-like|mllm-like");
+    if (dp_opt->count() == 0) throw Error("dp", "missing", "--dp D, a positive integer");
+    if (mb_opt->count() == 0) throw Error("microbatches", "missing", "--microbatches M, a positive integer");
+    if (steps_opt->count() > 0 && n_opt->count() > 0)
+      throw Error("steps", "give --steps K or --n N, not both", "--steps K or --n N");
+    require_non_negative("seed", o->seed);
+    const bool synthetic = synthetic_opt->count() > 0;
+    const SyntheticMix mix = synthetic ? parse_synthetic_mix(o->synthetic) : SyntheticMix::wlb_like;
+    if (synthetic && steps_opt->count() == 0 && n_opt->count() == 0)
+      throw Error("steps", "missing for --synthetic", "--steps K or --n N");
+    if (n_opt->count() > 0) require_positive("n", o->n, kMaxSyntheticSamples);
+    if (steps_opt->count() > 0) require_positive("steps", o->steps, kMaxSteps);
+
+    StreamSettings settings;
+    require_positive("dp", o->dp, kMaxSlots);
+    require_positive("microbatches", o->microbatches, kMaxSlots);
+    settings.dp = static_cast<int>(o->dp);
+    settings.microbatches = static_cast<int>(o->microbatches);
+    settings.max_tokens = o->max_tokens;
+    settings.one_step = steps_opt->count() == 0;
+    settings.steps = settings.one_step ? 1 : static_cast<int>(o->steps);
+    settings.method = parse_balance_method(o->method);
+    settings.validate();
+
+    const ModelSpec model = load_model(o->model);
+    const GpuSpec gpu = gpu_of(o->cluster);
+    const std::int64_t packed_tokens = o->max_tokens > 0 ? o->max_tokens : model.max_context;
+    const SampleCostModel cost_model = make_sample_cost_model(model, gpu, packed_tokens);
+    settings.filler_s_per_token = cost_model.backbone.linear_s_per_token;
+    const auto seed = static_cast<std::uint64_t>(o->seed);
+
+    std::vector<SampleTokens> samples;
+    if (!synthetic) {
+      samples = read_sample_file(o->samples);
+      if (n_opt->count() > 0) {
+        if (o->n > static_cast<std::int64_t>(samples.size()))
+          throw Error("n", fmt::format("the file has {} samples", samples.size()),
+                      fmt::format("1 to {}", samples.size()));
+        samples.resize(static_cast<std::size_t>(o->n));
+      }
+    } else if (settings.one_step) {
+      samples = synthetic_samples(mix, o->n, seed);
+    } else {
+      samples = synthetic_samples(
+          mix, std::min(kMaxSyntheticSamples, kGuessSamplesPerSlotStep * settings.slots() * (settings.steps + 1)), seed);
+    }
+
+    Costs costs;
+    StreamResult result;
+    double time_ms = 0;
+    for (;;) {
+      const auto start = std::chrono::steady_clock::now();
+      compute_costs(cost_model, samples, costs);
+      result = balance_stream(costs.tokens, costs.total_s, settings);
+      time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      const auto have = static_cast<std::int64_t>(samples.size());
+      if (!synthetic || settings.one_step || !result.ran_out || have >= kMaxSyntheticSamples) break;
+      samples = synthetic_samples(mix, std::min(kMaxSyntheticSamples, have * kGrowth), seed);  // same prefix
+    }
+    const std::vector<std::string> broken = stream_violations(result, costs.tokens, costs.total_s, settings);
+    if (!broken.empty()) throw std::logic_error("balancer invariant broken: " + broken.front());
+
+    const int slots = settings.slots();
+    BalanceReport report;
+    report.source = synthetic ? std::string("synthetic ") + to_string(mix) : o->samples;
+    report.method = to_string(settings.method);
+    report.dp = o->dp;
+    report.microbatches = o->microbatches;
+    report.max_tokens = o->max_tokens;
+    report.steps = static_cast<std::int64_t>(result.steps.size());
+    report.seed = seed;
+    report.model = model.name;
+    report.gpu = gpu.key;
+    report.balanced = mean_load_balance(result, costs.total_s, slots);
+    report.random = mean_random_load_balance(result, costs.total_s, slots, seed);
+    const struct {
+      const char* name;
+      const std::vector<double>& cost;
+    } modules[] = {{"backbone", costs.backbone_s}, {"encoder", costs.encoder_s}, {"generator", costs.generator_s}};
+    for (const auto& m : modules) {
+      if (std::none_of(m.cost.begin(), m.cost.end(), [](double c) { return c > 0; })) continue;
+      report.modules.push_back(
+          {m.name, mean_load_balance(result, m.cost, slots), mean_random_load_balance(result, m.cost, slots, seed)});
+    }
+    report.n_in = result.n_in;
+    report.n_assigned = result.n_assigned;
+    report.n_carried = result.n_carried;
+    report.mean_delay_steps = result.mean_delay_steps;
+    report.max_delay_steps = result.max_delay_steps;
+    report.outlier_queues = result.outlier_queues;
+    double slowest_sum = 0;
+    for (const StepResult& step : result.steps)
+      slowest_sum += *std::max_element(step.slot_time_s.begin(), step.slot_time_s.end());
+    report.step_time_s = result.steps.empty() ? 0.0 : slowest_sum / static_cast<double>(result.steps.size());
+    report.time_ms = time_ms;
+    if (o->json) fmt::print("{}\n", balance_report_to_json(report).dump(2));
+    else fmt::print("{}", balance_report_to_table(report));
+    return 0;
+  });
+}
+
+}  // namespace tessera::cli
