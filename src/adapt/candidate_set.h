@@ -1,0 +1,60 @@
+// The configurations the goodput controller chooses among: global batch sizes on a grid, each with
+// the planner's best plans for it (the best of each of the few fastest plan families), and every
+// one of those plans at every other grid batch it can run (so a batch-size-only change, which needs
+// no restart, is always a candidate).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "hardware/cluster.h"
+#include "model/model_spec.h"
+#include "plan/plan.h"
+#include "search/planner.h"
+
+namespace tessera {
+
+// Plans kept per grid batch: the planner's best, and the best of the next fastest families, so the
+// throughput refit has somewhere to go when a family runs slower than the cost model predicts.
+inline constexpr std::size_t kFamiliesPerBatch = 3;
+// Ranked plans the planner returns per batch to find those families among.
+inline constexpr std::size_t kPlannerTopK = 32;
+
+struct Candidate {
+  std::int64_t global_batch = 0;     // sequences per step
+  std::size_t plan_index = 0;        // into CandidateSet::plans
+  double predicted_step_time_s = 0;  // estimate() on the cluster as described
+};
+
+struct CandidateSet {
+  std::int64_t seq_len = 0;
+  std::vector<std::int64_t> batches;  // grid batches with at least one plan that fits
+  std::vector<Plan> plans;            // distinct plans
+  std::vector<Candidate> candidates;  // every (batch, plan) pair that is valid and fits, by batch
+  // Per entry of `batches`: the index in `candidates` of the planner's best plan for it.
+  std::vector<std::size_t> planner_best;
+  std::int64_t plans_evaluated = 0;  // by the planner, over all batches
+  double search_time_s = 0;
+
+  const Plan& plan(const Candidate& c) const { return plans[c.plan_index]; }
+  Workload workload(const Candidate& c) const { return Workload{c.global_batch, seq_len}; }
+  // Tokens per second of a candidate at a step time.
+  double tokens_per_s(const Candidate& c, double step_time_s) const {
+    return static_cast<double>(c.global_batch * seq_len) / step_time_s;
+  }
+};
+
+struct CandidateOptions {
+  std::size_t families_per_batch = kFamiliesPerBatch;
+  PlanConstraints constraints;  // --fix style pins, passed to the planner
+  int threads = 0;              // planner threads; 0 = hardware concurrency
+};
+
+// Runs the planner once per grid batch. Throws Error("cluster", ...) when no grid batch has a plan
+// that fits.
+CandidateSet build_candidates(const ModelSpec& model, const Cluster& cluster, std::int64_t seq_len,
+                              std::span<const std::int64_t> grid, const CandidateOptions& options = {});
+
+}  // namespace tessera

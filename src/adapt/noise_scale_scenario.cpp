@@ -1,0 +1,222 @@
+#include "adapt/noise_scale_scenario.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "core/checks.h"
+#include "core/error.h"
+#include "model/parameter_count.h"
+
+namespace tessera {
+
+namespace {
+
+// Kaplan et al. 2020 (arXiv 2001.08361). Loss after D tokens for N non-embedding parameters,
+// section 4: L(N, D) = [(N_c / N)^(alpha_N / alpha_D) + D_c / D]^alpha_D, with N_c = 8.8e13,
+// alpha_N = 0.076, D_c = 5.4e13 tokens, alpha_D = 0.095. Critical batch, section 5.1:
+// B_crit(L) = B_* / L^(1 / alpha_B), B_* = 2e8 tokens, alpha_B = 0.21. The critical batch is the
+// noise scale B_noise up to a factor of order one (McCandlish et al. 2018, section 2.3); we take
+// them equal. D counts tokens at Kaplan's batch of 2^19 tokens (512 x 1024, section 2.3), so that
+// is the reference batch the built-in budgets are counted at.
+constexpr double kKaplanNc = 8.8e13;
+constexpr double kKaplanAlphaN = 0.076;
+constexpr double kKaplanDcTokens = 5.4e13;
+constexpr double kKaplanAlphaD = 0.095;
+constexpr double kKaplanBStarTokens = 2.0e8;
+constexpr double kKaplanAlphaB = 0.21;
+constexpr double kKaplanBatchTokens = 524288.0;
+// Compute-optimal budget: about 20 tokens per parameter (Hoffmann et al. 2022, Chinchilla, table 3).
+constexpr double kChinchillaTokensPerParam = 20.0;
+// Pre-training sequence length: 4,096 (Llama 2; Qwen2.5's pre-training before its context
+// extension), or the model's context if shorter.
+constexpr std::int64_t kScenarioSeqLen = 4096;
+// Batch bounds in tokens: 2^16 (a few sequences per GPU of a small cluster) to 2^24, the 16M-token
+// batch Llama 3 405B ended pre-training with (arXiv 2407.21783, section 3.4.1).
+constexpr double kMinBatchTokens = 65536.0;
+constexpr double kMaxBatchTokens = 16777216.0;
+// warmup: the first 2% of the run. GPT-3 ramped its batch over the first 4-12B of 300B tokens,
+// 1.3-4% (Brown et al. 2020, appendix B).
+constexpr double kWarmupFraction = 0.02;
+// plateau: a continued-pretraining run of 2 tokens per parameter (a tenth of Chinchilla's).
+constexpr double kPlateauTokensPerParam = 2.0;
+// zero3-slower: ZeRO-3 (FSDP) plans take 18.2% longer than predicted: the largest error of the cost
+// model on a published run, the SC'21 ZeRO-3 175B row (README "Accuracy": +18.2% in TFLOP/s).
+constexpr double kZero3TimeScale = 1.182;
+// The trajectory is tabulated at this many points, log-spaced in tokens from this fraction of the
+// budget to the budget (and held at the first value below it).
+constexpr int kTrajectoryPoints = 64;
+constexpr double kTrajectoryStartFraction = 1e-6;
+// Upper bounds for validation.
+constexpr double kMaxTokens = 1e16;
+constexpr double kMaxScale = 10.0;
+constexpr double kMaxJitter = 0.5;
+constexpr double kMaxNoiseDimension = 1e9;
+
+constexpr const char* kBuiltinNames[] = {"pretrain", "warmup", "plateau", "zero3-slower"};
+
+double non_embedding_parameters(const ModelSpec& model) {
+  const ParameterCount p = count_parameters(model);
+  return p.active() - p.embedding - p.output_head;
+}
+
+std::vector<NoiseScalePoint> kaplan_trajectory(double non_embedding_params, double budget_tokens) {
+  std::vector<NoiseScalePoint> points;
+  const double start = budget_tokens * kTrajectoryStartFraction;
+  points.push_back({0.0, kaplan_critical_batch_tokens(non_embedding_params, start)});
+  for (int i = 0; i < kTrajectoryPoints; ++i) {
+    const double tokens = start * std::pow(budget_tokens / start, static_cast<double>(i) / (kTrajectoryPoints - 1));
+    points.push_back({tokens, kaplan_critical_batch_tokens(non_embedding_params, tokens)});
+  }
+  return points;
+}
+
+// A number to 3 significant digits, for descriptions.
+std::string short_number(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", x);
+  return text;
+}
+
+void require_finite_in(const std::string& field, double value, double low, double high, const std::string& allowed) {
+  if (!std::isfinite(value) || value < low || value > high) throw Error(field, "got " + std::to_string(value), allowed);
+}
+
+}  // namespace
+
+double StepTimeScale::of(const Plan& plan) const {
+  double scale = all;
+  if (plan.tp > 1) scale *= tp;
+  if (plan.pp > 1) scale *= pp;
+  if (plan.cp > 1) scale *= cp;
+  if (plan.ep > 1) scale *= ep;
+  if (plan.vpp > 1) scale *= vpp;
+  if (plan.zero == OptimizerSharding::zero1) scale *= zero1;
+  if (plan.zero == OptimizerSharding::zero3) scale *= zero3;
+  return scale;
+}
+
+double kaplan_critical_batch_tokens(double non_embedding_params, double tokens) {
+  const double loss = std::pow(std::pow(kKaplanNc / non_embedding_params, kKaplanAlphaN / kKaplanAlphaD) +
+                                   kKaplanDcTokens / tokens,
+                               kKaplanAlphaD);
+  return kKaplanBStarTokens / std::pow(loss, 1.0 / kKaplanAlphaB);
+}
+
+void NoiseScaleScenario::validate() const {
+  if (name.empty()) throw Error("scenario.name", "empty", "a name");
+  require_positive("scenario.seq_len", seq_len);
+  if (!std::isfinite(token_budget) || token_budget < 1.0 || token_budget > kMaxTokens)
+    throw Error("scenario.token_budget", "got " + std::to_string(token_budget), "a number of tokens from 1 to 1e16");
+  require_positive("scenario.reference_batch", reference_batch);
+  require_positive("scenario.min_batch", min_batch);
+  require_positive("scenario.max_batch", max_batch);
+  if (max_batch < min_batch)
+    throw Error("scenario.max_batch", "got " + std::to_string(max_batch) + " below min_batch " + std::to_string(min_batch),
+                "an integer >= min_batch");
+  if (noise_scale.empty()) throw Error("scenario.noise_scale", "no points", "at least one {tokens, noise_scale_tokens}");
+  for (std::size_t i = 0; i < noise_scale.size(); ++i) {
+    const std::string at = "scenario.noise_scale[" + std::to_string(i) + "]";
+    require_finite_in(at + ".tokens", noise_scale[i].tokens, 0.0, kMaxTokens, "tokens from 0 to 1e16");
+    if (i > 0 && noise_scale[i].tokens <= noise_scale[i - 1].tokens)
+      throw Error(at + ".tokens", "got " + std::to_string(noise_scale[i].tokens) + " after " +
+                                     std::to_string(noise_scale[i - 1].tokens),
+                  "tokens increasing from point to point");
+    if (!std::isfinite(noise_scale[i].noise_scale_tokens) || noise_scale[i].noise_scale_tokens <= 0.0 ||
+        noise_scale[i].noise_scale_tokens > kMaxTokens)
+      throw Error(at + ".noise_scale_tokens", "got " + std::to_string(noise_scale[i].noise_scale_tokens),
+                  "a number of tokens greater than 0 and at most 1e16");
+  }
+  const std::pair<const char*, double> scales[] = {
+      {"network_bandwidth_scale", network_bandwidth_scale}, {"step_time_scale.all", step_time_scale.all},
+      {"step_time_scale.tp", step_time_scale.tp},           {"step_time_scale.pp", step_time_scale.pp},
+      {"step_time_scale.cp", step_time_scale.cp},           {"step_time_scale.ep", step_time_scale.ep},
+      {"step_time_scale.vpp", step_time_scale.vpp},         {"step_time_scale.zero1", step_time_scale.zero1},
+      {"step_time_scale.zero3", step_time_scale.zero3}};
+  for (const auto& [field, value] : scales)
+    if (!std::isfinite(value) || value <= 0.0 || value > kMaxScale)
+      throw Error(std::string("scenario.") + field, "got " + std::to_string(value),
+                  "a number greater than 0 and at most 10");
+  require_finite_in("scenario.step_time_jitter", step_time_jitter, 0.0, kMaxJitter, "a fraction from 0 to 0.5");
+  require_finite_in("scenario.gradient_noise_dimension", gradient_noise_dimension, 1.0, kMaxNoiseDimension,
+                    "a number from 1 to 1e9");
+}
+
+double NoiseScaleScenario::noise_scale_at(double tokens) const {
+  const auto after = std::upper_bound(noise_scale.begin(), noise_scale.end(), tokens,
+                                      [](double t, const NoiseScalePoint& p) { return t < p.tokens; });
+  double tokens_b = 0;
+  if (after == noise_scale.begin()) {
+    tokens_b = noise_scale.front().noise_scale_tokens;
+  } else if (after == noise_scale.end()) {
+    tokens_b = noise_scale.back().noise_scale_tokens;
+  } else {
+    const NoiseScalePoint& a = *(after - 1);
+    const NoiseScalePoint& b = *after;
+    const double f = (tokens - a.tokens) / (b.tokens - a.tokens);
+    tokens_b = std::exp(std::log(a.noise_scale_tokens) + f * (std::log(b.noise_scale_tokens) - std::log(a.noise_scale_tokens)));
+  }
+  return tokens_b / static_cast<double>(seq_len);
+}
+
+BatchBounds default_batch_bounds(std::int64_t seq_len) {
+  require_positive("seq_len", seq_len);
+  const double seq = static_cast<double>(seq_len);
+  BatchBounds b;
+  b.reference_batch = std::max<std::int64_t>(1, std::llround(kKaplanBatchTokens / seq));
+  b.min_batch = std::max<std::int64_t>(1, std::llround(kMinBatchTokens / seq));
+  b.max_batch = std::max<std::int64_t>(b.min_batch, std::llround(kMaxBatchTokens / seq));
+  return b;
+}
+
+std::vector<std::string> builtin_scenario_names() { return {std::begin(kBuiltinNames), std::end(kBuiltinNames)}; }
+
+NoiseScaleScenario builtin_scenario(const std::string& name, const ModelSpec& model) {
+  const auto names = builtin_scenario_names();
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    throw Error("scenario", "no built-in scenario '" + name + "'", "pretrain, warmup, plateau, zero3-slower");
+  const ParameterCount params = count_parameters(model);
+  const double n = non_embedding_parameters(model);
+  const double chinchilla_tokens = kChinchillaTokensPerParam * params.total();
+  NoiseScaleScenario s;
+  s.name = name;
+  s.seq_len = std::min(kScenarioSeqLen, model.max_context);
+  const BatchBounds bounds = default_batch_bounds(s.seq_len);
+  s.reference_batch = bounds.reference_batch;
+  s.min_batch = bounds.min_batch;
+  s.max_batch = bounds.max_batch;
+  const std::string law = "noise scale = Kaplan et al. 2020's critical batch B_crit(L(N, D)) for N = " +
+                          short_number(n) + " non-embedding parameters";
+  auto range = [&s]() {
+    return short_number(s.noise_scale.front().noise_scale_tokens) + " to " +
+           short_number(s.noise_scale.back().noise_scale_tokens) + " tokens per batch";
+  };
+  if (name == "pretrain" || name == "zero3-slower") {
+    s.token_budget = chinchilla_tokens;
+    s.noise_scale = kaplan_trajectory(n, s.token_budget);
+    s.description = "pre-training to Chinchilla's 20 tokens per parameter (" + short_number(s.token_budget) +
+                    " tokens); " + law + ": " + range();
+    if (name == "zero3-slower") {
+      s.step_time_scale.zero3 = kZero3TimeScale;
+      s.description += "; on the real cluster ZeRO-3 plans take 18.2% longer than the cost model predicts (its "
+                       "largest error on a published run, SC'21's ZeRO-3 175B), which policies learn only by "
+                       "measuring step times";
+    }
+  } else if (name == "warmup") {
+    s.token_budget = kWarmupFraction * chinchilla_tokens;
+    s.noise_scale = kaplan_trajectory(n, s.token_budget);
+    s.description = "the first 2% of Chinchilla-sized pre-training (" + short_number(s.token_budget) +
+                    " tokens), where the noise scale grows fastest; " + law + ": " + range();
+  } else {
+    s.token_budget = kPlateauTokensPerParam * params.total();
+    const double b = kaplan_critical_batch_tokens(n, chinchilla_tokens);
+    s.noise_scale = {{0.0, b}};
+    s.description = "continued pre-training for 2 tokens per parameter (" + short_number(s.token_budget) +
+                    " tokens) at the noise scale pretrain ends with, " + short_number(b) +
+                    " tokens per batch, constant: nothing to adapt to";
+  }
+  s.validate();
+  return s;
+}
+
+}  // namespace tessera

@@ -1,0 +1,123 @@
+#include "adapt/training_run_simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <random>
+
+#include "adapt/goodput_controller.h"
+#include "adapt/simulated_gradient_norms.h"
+#include "adapt/statistical_efficiency.h"
+#include "core/error.h"
+
+namespace tessera {
+
+namespace {
+
+// |G|^2 of the simulated gradients; only the ratio tr(Sigma) / |G|^2 = B_noise matters.
+constexpr double kGradientSqNorm = 1.0;
+
+std::vector<std::size_t> allowed_candidates(const TrainingRunWorld& world, Policy policy, std::size_t fixed) {
+  const auto& all = world.candidates.candidates;
+  std::vector<std::size_t> allowed;
+  for (std::size_t c = 0; c < all.size(); ++c) {
+    const bool ok = policy == Policy::coadaptive ||
+                    (policy == Policy::batch_only && all[c].plan_index == all[fixed].plan_index) ||
+                    (policy == Policy::plan_only && all[c].global_batch == all[fixed].global_batch) ||
+                    (policy == Policy::fixed && c == fixed);
+    if (ok) allowed.push_back(c);
+  }
+  return allowed;
+}
+
+}  // namespace
+
+const char* to_string(Policy policy) {
+  switch (policy) {
+    case Policy::fixed: return "fixed";
+    case Policy::batch_only: return "batch-only";
+    case Policy::plan_only: return "plan-only";
+    case Policy::coadaptive: return "coadaptive";
+  }
+  return "?";
+}
+
+PolicyRun simulate_policy(const TrainingRunWorld& world, Policy policy, std::size_t fixed_candidate,
+                          std::int64_t decision_interval_steps) {
+  if (decision_interval_steps < 1)
+    throw Error("decision_interval_steps", "got " + std::to_string(decision_interval_steps), "an integer >= 1");
+  const NoiseScaleScenario& s = world.scenario;
+  const CandidateSet& set = world.candidates;
+  const double seq = static_cast<double>(s.seq_len);
+  const double b0 = static_cast<double>(s.reference_batch);
+  std::mt19937_64 rng(s.seed * kPolicies.size() + static_cast<std::uint64_t>(policy));
+  std::normal_distribution<double> jitter(0.0, 1.0);
+
+  std::optional<GoodputController> controller;
+  std::size_t current = fixed_candidate;
+  if (policy != Policy::fixed) {
+    ControllerOptions options;
+    options.token_budget = s.token_budget;
+    options.reference_batch = b0;
+    controller.emplace(set, world.cost, options, allowed_candidates(world, policy, fixed_candidate));
+    controller->switch_to(fixed_candidate);  // every policy starts as the job would be launched
+  }
+  PolicyRun run;
+  run.segments.push_back(RunSegment{0.0, current});
+  double progress = 0;
+  while (progress < s.token_budget) {
+    const Candidate& c = set.candidates[current];
+    const double batch = static_cast<double>(c.global_batch);
+    // Progress per step at the noise scale of the window's middle (one fixed-point pass).
+    const double at_start = batch * seq * statistical_efficiency(batch, s.noise_scale_at(progress), b0);
+    const double noise_scale = s.noise_scale_at(progress + 0.5 * at_start * decision_interval_steps);
+    const double per_step = batch * seq * statistical_efficiency(batch, noise_scale, b0);
+    const std::int64_t steps = std::min<std::int64_t>(
+        decision_interval_steps, static_cast<std::int64_t>(std::ceil((s.token_budget - progress) / per_step)));
+    const double n = static_cast<double>(steps);
+    const double step_time_s =
+        world.true_step_time_s[current] * std::max(0.0, 1.0 + s.step_time_jitter / std::sqrt(n) * jitter(rng));
+    run.time_to_target_s += n * step_time_s;
+    run.steps += n;
+    run.consumed_tokens += n * batch * seq;
+    progress += n * per_step;
+    if (!controller || progress >= s.token_budget) continue;
+    controller->observe_step(step_time_s, steps);
+    const std::int64_t micro_batch = set.plan(c).micro_batch;
+    if (c.global_batch > micro_batch) {
+      const MeasuredSquaredNorms norms = sample_squared_norms(rng, kGradientSqNorm, noise_scale * kGradientSqNorm,
+                                                              s.gradient_noise_dimension, micro_batch, c.global_batch,
+                                                              steps);
+      controller->observe_gradients(norms.small_sq_norm, static_cast<double>(micro_batch), norms.big_sq_norm, batch,
+                                    steps);
+    }
+    const ControllerDecision d = controller->decide();
+    if (!d.switch_now) continue;
+    const bool plan_change = set.candidates[d.candidate].plan_index != c.plan_index;
+    (plan_change ? run.plan_changes : run.batch_changes) += 1;
+    run.reconfiguration_s += d.switch_cost_s;
+    run.time_to_target_s += d.switch_cost_s;
+    controller->switch_to(d.candidate);
+    current = d.candidate;
+    run.segments.push_back(RunSegment{run.consumed_tokens, current});
+  }
+  return run;
+}
+
+RunSimulation simulate_training_run(TrainingRunWorld world) {
+  RunSimulation r;
+  r.world = std::move(world);
+  r.fixed_candidate = best_static_candidate(r.world, StepTimes::predicted);
+  r.hindsight_static_candidate = best_static_candidate(r.world, StepTimes::real);
+  r.hindsight_static_time_s = static_time_to_target_s(r.world, r.hindsight_static_candidate, StepTimes::real);
+  for (Policy p : kPolicies) r.policies[static_cast<std::size_t>(p)] = simulate_policy(r.world, p, r.fixed_candidate);
+  r.offline_optimum = offline_optimum(r.world);
+  return r;
+}
+
+RunSimulation simulate_training_run(const ModelSpec& model, const Cluster& cluster, const NoiseScaleScenario& scenario,
+                                    const CandidateOptions& options) {
+  return simulate_training_run(make_training_run_world(model, cluster, scenario, options));
+}
+
+}  // namespace tessera
