@@ -1,5 +1,7 @@
 // tessera plan --model M --cluster C --gbs B [--seq S] [--top K] [--json] [--quiet]
 //              [--emit megatron|torchtitan|json] [--fix tp=8,...] [--max-memory-gib X]
+// A multimodal model (or --data MIX) plans per-module GPU groups against the monolithic layout:
+// tessera plan --model mllm-72b-gen --data caption-like --cluster h800:1296 --gbs 1920 [--json] [--trace OUT]
 #include <cstdio>
 #include <mutex>
 
@@ -8,12 +10,17 @@
 #include "cli/subcommands.h"
 #include "core/error.h"
 #include "core/units.h"
+#include "io/chrome_trace.h"
+#include "io/data_mix_json.h"
 #include "io/gpu_catalog.h"
+#include "io/multimodal_json.h"
+#include "io/multimodal_report.h"
 #include "io/megatron_args.h"
 #include "io/model_source.h"
 #include "io/plan_report.h"
 #include "io/plan_text.h"
 #include "io/schema.h"
+#include "search/multimodal_planner.h"
 #include "search/planner.h"
 
 namespace tessera::cli {
@@ -23,13 +30,61 @@ constexpr const char* kDefaultModel = "gpt3-175b";
 constexpr const char* kDefaultCluster = "a100-sxm-80gb:1024";
 constexpr std::int64_t kDefaultGbs = 1536;
 constexpr int kProgressWidth = 40;
+constexpr const char* kDefaultDataMix = "caption-like";
+constexpr std::int64_t kMaxSeed = 1'000'000'000'000LL;
+
+struct MultimodalRequest {
+  std::string model, cluster, data, trace, fix, emit;
+  std::int64_t gbs = 0, seq = 0, top = 0, seed = 0;
+  double max_memory_gib = 0;
+  bool json = false;
+};
+
+int run_multimodal_plan(const MultimodalRequest& r) {
+  for (const auto& [flag, set] : {std::pair{"--fix", !r.fix.empty()}, {"--emit", !r.emit.empty()},
+                                  {"--max-memory-gib", r.max_memory_gib != 0}})
+    if (set) throw Error(flag, "not available for multimodal models", "--data, --top, --seq, --seed, --json, --trace");
+  const MultimodalSpec model = load_multimodal_model(r.model);
+  DataMix mix = load_data_mix(r.data.empty() ? kDefaultDataMix : r.data);
+  const ModelSpec& backbone = model.backbone().transformer;
+  if (r.seq < 0 || r.seq > backbone.max_context)
+    throw Error("--seq", "got " + std::to_string(r.seq), "1 to the backbone's context " + std::to_string(backbone.max_context));
+  // The mix's packed length, or the backbone's context when that is shorter (LLaVA's 4096).
+  mix.sequence_tokens = r.seq > 0 ? r.seq : std::min(mix.sequence_tokens, backbone.max_context);
+  if (r.seed < 0 || r.seed > kMaxSeed) throw Error("--seed", "got " + std::to_string(r.seed), "0 to 10^12");
+  if (r.top < 1 || r.top > 100) throw Error("--top", "got " + std::to_string(r.top), "1 to 100 for multimodal plans");
+  const MixedCluster mixed = load_mixed_cluster(r.cluster);
+  if (mixed.pools.size() > 1) throw Error("--cluster", "multimodal plans need one GPU type", "GPU:COUNT or a one-pool cluster");
+  const Cluster& cluster = mixed.pools.front();
+  MultimodalOptions options;
+  options.top_k = static_cast<std::size_t>(r.top);
+  options.seed = static_cast<std::uint64_t>(r.seed);
+  const MultimodalSearch search = search_multimodal_plans(model, cluster, mix, r.gbs, options);
+  if (!r.trace.empty()) {
+    if (search.plans.empty()) throw Error("--trace", "no disaggregated plan fits", "a request with a plan");
+    const Timeline timeline = disaggregated_timeline(model, cluster, mix, r.gbs, search.plans.front(), options.seed);
+    TraceLabels labels;
+    labels.process_name = "tessera " + model.name + " disaggregated (stage 0 = encoders, last = generator)";
+    labels.schedule = "1f1b";
+    write_chrome_trace(timeline, r.trace, labels);
+  }
+  if (r.json) {
+    auto j = multimodal_search_to_json(search, model, mix, cluster);
+    j["schema_version"] = kSchemaVersion;
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    fmt::print("{}", multimodal_search_to_table(search, model, mix, cluster));
+    if (!r.trace.empty()) fmt::print("trace written to {}\n", r.trace);
+  }
+  return 0;
+}
 }  // namespace
 
 void register_plan(CLI::App& app, CommandRegistry& commands) {
   auto* sub = app.add_subcommand("plan", "Search every valid plan and rank them");
   struct Options {
-    std::string model = kDefaultModel, cluster = kDefaultCluster, emit, fix;
-    std::int64_t gbs = kDefaultGbs, seq = 0, top = 5;
+    std::string model = kDefaultModel, cluster = kDefaultCluster, emit, fix, data, trace;
+    std::int64_t gbs = kDefaultGbs, seq = 0, top = 5, seed = 1;
     double max_memory_gib = 0;
     bool json = false, quiet = false, cross_node_tp = false;
   };
@@ -45,7 +100,17 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
   sub->add_flag("--allow-cross-node-tp", o->cross_node_tp, "Let tensor parallelism span nodes");
   sub->add_flag("--json", o->json, "Print one JSON document");
   sub->add_flag("--quiet", o->quiet, "No progress bar");
+  sub->add_option("--data", o->data, "Multimodal data mix: built-in name, mix .json or samples .jsonl (default caption-like)");
+  sub->add_option("--trace", o->trace, "Multimodal: write the best disaggregated step as a Chrome/Perfetto trace");
+  sub->add_option("--seed", o->seed, "Multimodal: seed of the samples drawn from the mix")->capture_default_str();
   commands.add(sub, [o]() {
+    if (!o->data.empty() || !o->trace.empty() || is_multimodal_model(o->model)) {
+      if (!is_multimodal_model(o->model))
+        throw Error("--model", "'" + o->model + "' is not a multimodal model (--data and --trace need one)",
+                    "a built-in multimodal model or a multimodal model JSON");
+      return run_multimodal_plan({o->model, o->cluster, o->data, o->trace, o->fix, o->emit, o->gbs, o->seq, o->top,
+                                  o->seed, o->max_memory_gib, o->json});
+    }
     const ModelSpec model = load_model(o->model);
     const MixedCluster mixed = load_mixed_cluster(o->cluster);
     const Cluster& cluster = mixed.pools.front();

@@ -154,7 +154,7 @@ std::vector<PackedSequence> pack_sequences(const MultimodalSpec& model, const Da
         if (m.modality != modality) continue;
         if (m.role == ModuleRole::encoder) {
           const double t = static_cast<double>(encoder_tokens(m, size));
-          load[i] += {t, t * t, 1.0};
+          load[i] += {t, t * t, 1.0, t};
           tokens += static_cast<double>(backbone_tokens(m, size));
         }
       }
@@ -165,7 +165,7 @@ std::vector<PackedSequence> pack_sequences(const MultimodalSpec& model, const Da
         for (const auto& e : model.modules)
           if (e.role == ModuleRole::encoder && e.modality == modality) {
             const double t = static_cast<double>(backbone_tokens(e, size));
-            load[i] += {t, t * t, 1.0};
+            load[i] += {t, t * t, 1.0, t};
             break;
           }
       }
@@ -182,11 +182,12 @@ std::vector<PackedSequence> pack_sequences(const MultimodalSpec& model, const Da
       if (m.role != ModuleRole::generator || s.generated_images == 0) continue;
       const double t = static_cast<double>(m.tokens_per_output);
       const double steps = static_cast<double>(m.steps_per_output * s.generated_images);
-      load[i] += {steps * t, steps * t * t, steps};
+      load[i] += {steps * t, steps * t * t, steps, t};
     }
-    if (tokens > capacity)
+    const bool text_only = tokens == static_cast<double>(s.text_tokens);
+    if (tokens > capacity && !text_only)
       throw Error("data", "a sample of " + std::to_string(static_cast<std::int64_t>(tokens)) +
-                              " backbone tokens exceeds the sequence of " + std::to_string(mix.sequence_tokens),
+                              " backbone tokens with media exceeds the sequence of " + std::to_string(mix.sequence_tokens),
                   "samples that fit in data.sequence_tokens (raise it or cap the sample)");
     if (tokens == 0) {
       // Media this model has no encoder for, and no text: nothing reaches the backbone.
@@ -195,13 +196,30 @@ std::vector<PackedSequence> pack_sequences(const MultimodalSpec& model, const Da
       continue;
     }
     empty_in_a_row = 0;
-    if (used + tokens > capacity) {
+    auto close_sequence = [&]() {
       current.modules[backbone].tokens = used;
       current.modules[backbone].items = 1;
       out.push_back(current);
       current.modules.assign(n_modules, ModuleLoad{});
       current.samples = 0;
       used = 0;
+    };
+    if (text_only) {
+      // A text document flows across sequence boundaries (standard pre-training packing); it
+      // counts as a sample of the sequence it starts in.
+      double left = tokens;
+      ++current.samples;
+      while (left > 0 && static_cast<std::int64_t>(out.size()) < sequences) {
+        const double take = std::min(left, capacity - used);
+        used += take;
+        left -= take;
+        if (used >= capacity) close_sequence();
+      }
+      if (static_cast<std::int64_t>(out.size()) == sequences) break;
+      continue;
+    }
+    if (used + tokens > capacity) {
+      close_sequence();
       if (static_cast<std::int64_t>(out.size()) == sequences) break;
     }
     for (std::size_t i = 0; i < n_modules; ++i) current.modules[i] += load[i];

@@ -60,10 +60,12 @@ struct ModuleLoad {
   double tokens = 0;
   double tokens_squared = 0;
   double items = 0;
+  double largest_item_tokens = 0;  // an item runs on one GPU: it bounds how evenly a load splits
   ModuleLoad& operator+=(const ModuleLoad& o) {
     tokens += o.tokens;
     tokens_squared += o.tokens_squared;
     items += o.items;
+    largest_item_tokens = largest_item_tokens > o.largest_item_tokens ? largest_item_tokens : o.largest_item_tokens;
     return *this;
   }
 };
@@ -77,8 +79,9 @@ struct PackedSequence {
 };
 
 // Packs samples in arrival order into sequences of mix.sequence_tokens (next fit: a sample that
-// does not fit starts a new sequence) until `sequences` are full; draws from the mix as needed.
-// Throws Error("data", ...) when one sample alone exceeds a sequence.
+// does not fit starts a new sequence; a text-only document flows on into the next) until
+// `sequences` are full; draws from the mix as needed. Throws Error("data", ...) when a sample with
+// media alone exceeds a sequence.
 std::vector<PackedSequence> pack_sequences(const MultimodalSpec& model, const DataMix& mix,
                                            std::int64_t sequences, std::uint64_t seed);
 

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "cost/collective_cost.h"
+#include "cost/compute_cost.h"
 #include "cost/cost_model.h"
 #include "model/flops.h"
 #include "search/planner.h"
@@ -62,8 +63,13 @@ struct SlotLoads {
   std::vector<std::vector<ModuleLoad>> per_module;  // [module][slot], summed over replicas
   std::vector<ModuleLoad> heaviest;                 // [module] the heaviest slot's load
   std::vector<double> mean_weight;                  // [module] mean forward FLOPs per slot
+  std::vector<ModuleLoad> mean;                     // [module] mean load per slot
   std::vector<std::vector<double>> weight;          // [module][slot] forward FLOPs
 };
+
+ModuleLoad scaled(const ModuleLoad& l, double factor) {
+  return {l.tokens * factor, l.tokens_squared * factor, l.items * factor, l.largest_item_tokens};
+}
 
 double load_weight(const ModuleSpec& m, const ModuleLoad& load) {
   return m.role == ModuleRole::backbone ? load.tokens : module_forward_flops(m, load.tokens, load.tokens_squared);
@@ -85,6 +91,7 @@ SlotLoads slot_loads(const MultimodalSpec& model, const std::vector<PackedSequen
       }
   s.heaviest.assign(modules, ModuleLoad{});
   s.mean_weight.assign(modules, 0.0);
+  s.mean.assign(modules, ModuleLoad{});
   s.weight.assign(modules, std::vector<double>(static_cast<std::size_t>(s.slots), 0.0));
   for (std::size_t i = 0; i < modules; ++i) {
     double top = -1;
@@ -93,24 +100,20 @@ SlotLoads slot_loads(const MultimodalSpec& model, const std::vector<PackedSequen
       const double w = load_weight(model.modules[i], l);
       s.weight[i][static_cast<std::size_t>(j)] = w;
       s.mean_weight[i] += w / static_cast<double>(s.slots);
+      s.mean[i] += l;
       if (w > top) {
         top = w;
         s.heaviest[i] = l;
       }
     }
+    const double largest = s.mean[i].largest_item_tokens;
+    s.mean[i] = scaled(s.mean[i], 1.0 / static_cast<double>(std::max<std::int64_t>(1, s.slots)));
+    s.mean[i].largest_item_tokens = largest;
   }
   return s;
 }
 
-ModuleLoad scaled(const ModuleLoad& l, double factor) {
-  return {l.tokens * factor, l.tokens_squared * factor, l.items * factor};
-}
 
-ModuleLoad mean_load(const std::vector<ModuleLoad>& slots) {
-  ModuleLoad total;
-  for (const auto& l : slots) total += l;
-  return scaled(total, slots.empty() ? 0.0 : 1.0 / static_cast<double>(slots.size()));
-}
 
 // A module group's plan on G GPUs and what it costs per slot.
 struct GroupChoice {
@@ -129,6 +132,30 @@ struct GroupSlotTimes {
   std::vector<double> fwd_s, bwd_s;
 };
 
+// A group running `plan` (tp x dp GPUs): its mean slot time, gradient sync and peak memory.
+GroupChoice group_choice(const MultimodalSpec& model, const Cluster& cluster, const ModuleGroup& group,
+                         const SlotLoads& loads, const ModulePlan& plan, std::int64_t inflight_slots) {
+  GroupChoice c;
+  c.valid = true;
+  c.gpus = plan.gpus();
+  c.plan = plan;
+  const double share = 1.0 / static_cast<double>(plan.dp);
+  double memory = 0;
+  for (std::size_t i : group.members) {
+    const ModuleSpec& m = model.modules[i];
+    const ModulePass pass = module_pass_time(m, cluster, plan, scaled(loads.mean[i], share));
+    c.mean_slot_fwd_s += pass.fwd_s;
+    c.mean_slot_bwd_s += pass.bwd_s;
+    c.sync_s += module_grad_sync_s(m, cluster, plan);
+    MemoryBreakdown mm = module_memory(m, plan, scaled(loads.heaviest[i], share * static_cast<double>(inflight_slots)));
+    if (i != group.members.front()) mm.framework_bytes = 0;  // one reserve per GPU
+    memory += mm.total();
+  }
+  c.peak_memory_bytes = memory;
+  c.step_busy_s = static_cast<double>(loads.slots) * (c.mean_slot_fwd_s + c.mean_slot_bwd_s);
+  return c;
+}
+
 GroupChoice best_group_plan(const MultimodalSpec& model, const Cluster& cluster, const ModuleGroup& group,
                             const SlotLoads& loads, std::int64_t gpus, std::int64_t inflight_slots,
                             double memory_limit_bytes) {
@@ -142,26 +169,8 @@ GroupChoice best_group_plan(const MultimodalSpec& model, const Cluster& cluster,
     }
     if (!heads_ok) continue;
     for (Recompute rc : {Recompute::none, Recompute::full}) {
-      ModulePlan p{tp, gpus / tp, rc};
-      GroupChoice c;
-      c.valid = true;
-      c.gpus = gpus;
-      c.plan = p;
-      const double share = 1.0 / static_cast<double>(p.dp);
-      double memory = 0;
-      for (std::size_t i : group.members) {
-        const ModuleSpec& m = model.modules[i];
-        const ModulePass pass = module_pass_time(m, cluster, p, scaled(mean_load(loads.per_module[i]), share));
-        c.mean_slot_fwd_s += pass.fwd_s;
-        c.mean_slot_bwd_s += pass.bwd_s;
-        c.sync_s += module_grad_sync_s(m, cluster, p);
-        memory += module_memory(m, p, scaled(loads.heaviest[i], share * static_cast<double>(inflight_slots))).total();
-      }
-      // One framework reserve per GPU, not per member.
-      memory -= static_cast<double>(group.members.size() - 1) * module_memory(model.modules[group.members[0]], p, {}).framework_bytes;
-      c.peak_memory_bytes = memory;
-      c.step_busy_s = static_cast<double>(loads.slots) * (c.mean_slot_fwd_s + c.mean_slot_bwd_s);
-      if (memory > memory_limit_bytes) continue;
+      const GroupChoice c = group_choice(model, cluster, group, loads, ModulePlan{tp, gpus / tp, rc}, inflight_slots);
+      if (c.peak_memory_bytes > memory_limit_bytes) continue;
       if (!best.valid || c.step_busy_s < best.step_busy_s ||
           (c.step_busy_s == best.step_busy_s && c.peak_memory_bytes < best.peak_memory_bytes))
         best = c;
@@ -170,16 +179,31 @@ GroupChoice best_group_plan(const MultimodalSpec& model, const Cluster& cluster,
   return best;
 }
 
-// Table over GPU counts 0..max: the best choice using at most G GPUs (monotone by construction).
+bool group_is_idle(const ModuleGroup& group, const SlotLoads& loads) {
+  for (std::size_t i : group.members)
+    if (loads.mean_weight[i] > 0) return false;
+  return true;
+}
+
+// Table over GPU counts 0..max: the best choice using at most G GPUs (monotone by construction),
+// or, with `exact`, using exactly G.
 std::vector<GroupChoice> group_table(const MultimodalSpec& model, const Cluster& cluster, const ModuleGroup& group,
                                      const SlotLoads& loads, std::int64_t max_gpus, std::int64_t inflight_slots,
-                                     double memory_limit_bytes) {
+                                     double memory_limit_bytes, bool exact) {
   std::vector<GroupChoice> table(static_cast<std::size_t>(max_gpus + 1));
+  if (group_is_idle(group, loads)) {
+    // Nothing to run this step (a text-only mix for an image encoder): the group needs no GPUs.
+    GroupChoice none;
+    none.valid = true;
+    none.plan = ModulePlan{1, 0, Recompute::none};
+    std::fill(table.begin(), table.end(), none);
+    return table;
+  }
   for (std::int64_t g = 1; g <= max_gpus; ++g) {
-    GroupChoice exact = best_group_plan(model, cluster, group, loads, g, inflight_slots, memory_limit_bytes);
+    GroupChoice here = best_group_plan(model, cluster, group, loads, g, inflight_slots, memory_limit_bytes);
     const GroupChoice& fewer = table[static_cast<std::size_t>(g - 1)];
     table[static_cast<std::size_t>(g)] =
-        (exact.valid && (!fewer.valid || exact.step_busy_s < fewer.step_busy_s)) ? exact : fewer;
+        exact || (here.valid && (!fewer.valid || here.step_busy_s < fewer.step_busy_s)) ? here : fewer;
   }
   return table;
 }
@@ -194,9 +218,15 @@ GroupSlotTimes group_slot_times(const MultimodalSpec& model, const ModuleGroup& 
   for (std::size_t i : group.members) {
     const ModuleSpec& m = model.modules[i];
     if (loads.mean_weight[i] <= 0) continue;
-    const ModulePass pass = module_pass_time(m, cluster, choice.plan, scaled(mean_load(loads.per_module[i]), share));
+    const ModulePass pass = module_pass_time(m, cluster, choice.plan, scaled(loads.mean[i], share));
+    const double dp = static_cast<double>(choice.plan.dp);
     for (std::int64_t j = 0; j < loads.slots; ++j) {
-      const double ratio = loads.weight[i][static_cast<std::size_t>(j)] / loads.mean_weight[i];
+      // The busiest rank holds at least an even share and at least the slot's largest item
+      // (items are spread over the group's ranks whole, e.g. by longest-processing-time first).
+      const double largest = loads.per_module[i][static_cast<std::size_t>(j)].largest_item_tokens;
+      const double rank_weight = std::max(loads.weight[i][static_cast<std::size_t>(j)] / dp,
+                                          module_forward_flops(m, largest, largest * largest));
+      const double ratio = rank_weight / (loads.mean_weight[i] / dp);
       t.fwd_s[static_cast<std::size_t>(j)] += pass.fwd_s * ratio;
       t.bwd_s[static_cast<std::size_t>(j)] += pass.bwd_s * ratio;
     }
@@ -212,6 +242,7 @@ struct BackboneCandidate {
   PipelineInputs inputs;
   SlotLoads loads;
   double stage_busy_s = 0;  // busiest backbone stage's work per step
+  double pipeline_lower_bound_s = 0;  // no schedule of the backbone's stages is faster
   std::vector<std::vector<GroupChoice>> tables;  // [group][G]: best with at most G GPUs
 };
 
@@ -285,7 +316,7 @@ Extended extended_pipeline(const MultimodalSpec& model, const Cluster& cluster, 
     for (std::size_t i : g.members) {
       const ModuleSpec& mod = model.modules[i];
       if (mod.role == ModuleRole::projector || mod.role == ModuleRole::generator)
-        tokens += mean_load(b.loads.per_module[i]).tokens;
+        tokens += b.loads.mean[i].tokens;
     }
     const double p2p = cross_group_s(tokens, hidden, choice[gi].gpus, stage_gpus, cluster);
     (g.before_backbone ? pre_p2p : post_p2p) = std::max(g.before_backbone ? pre_p2p : post_p2p, p2p);
@@ -392,22 +423,45 @@ MultimodalPlan monolithic_plan(const MultimodalSpec& model, const Cluster& clust
   }
   double worst = 0;
   std::vector<double> busy(modules, 0.0);
+  // The backbone's own host dispatch per virtual stage (its layers' operators).
+  const LayerSplit split = split_layers(plan, model.backbone().transformer.layers);
+  const double host_layer_fwd_s = kHostOpsPerLayerForward * kHostOpDispatchS;
+  std::vector<double> backbone_host_fwd(static_cast<std::size_t>(virtual_stages)), backbone_host_bwd(static_cast<std::size_t>(virtual_stages));
+  for (std::int64_t k = 0; k < virtual_stages; ++k) {
+    const auto layers = static_cast<double>(split.virtual_stage_layers(k));
+    const auto recomputed = static_cast<double>(plan.recomputed_layers(split.virtual_stage_layers(k)));
+    backbone_host_fwd[static_cast<std::size_t>(k)] = layers * host_layer_fwd_s;
+    backbone_host_bwd[static_cast<std::size_t>(k)] =
+        layers * kHostBackwardOverForward * host_layer_fwd_s + (plan.recompute == Recompute::full ? recomputed * host_layer_fwd_s : 0.0);
+  }
+  const std::size_t cells = inputs.costs.forward_s.size();
+  std::vector<double> gpu_fwd(cells), gpu_bwd(cells), host_fwd(cells), host_bwd(cells);
   for (const auto& [work, r] : replicas) {
-    costs.forward_s = inputs.costs.forward_s;
-    costs.backward_s = inputs.costs.backward_s;
+    std::fill(gpu_fwd.begin(), gpu_fwd.end(), 0.0);
+    std::fill(gpu_bwd.begin(), gpu_bwd.end(), 0.0);
+    std::fill(host_fwd.begin(), host_fwd.end(), 0.0);
+    std::fill(host_bwd.begin(), host_bwd.end(), 0.0);
     std::vector<double> replica_busy(modules, 0.0);
     for (std::int64_t j = 0; j < m; ++j)
       for (std::size_t i = 0; i < modules; ++i) {
         const ModuleSpec& mod = model.modules[i];
         if (mod.role == ModuleRole::backbone) continue;
-        // Inside a GPU-bound backbone stage the host dispatches the module's kernels while the
-        // GPU runs the backbone's, so the stage pays the module's GPU work.
+        // The stage's GPU runs the backbone's kernels and then the module's while one host
+        // thread dispatches both: a micro-batch takes the longer of the two sums.
         const ModulePass pass = module_pass_time(mod, cluster, module_plan, scaled(micro_batch_load(r, j, i), cp_share));
         const std::int64_t k = mod.role == ModuleRole::generator ? virtual_stages - 1 : 0;
-        costs.forward_s[static_cast<std::size_t>(k * m + j)] += pass.gpu_fwd_s;
-        costs.backward_s[static_cast<std::size_t>(k * m + j)] += pass.gpu_bwd_s;
+        const auto slot = static_cast<std::size_t>(k * m + j);
+        gpu_fwd[slot] += pass.gpu_fwd_s;
+        gpu_bwd[slot] += pass.gpu_bwd_s;
+        host_fwd[slot] += pass.host_fwd_s;
+        host_bwd[slot] += pass.host_bwd_s;
         replica_busy[i] += pass.gpu_fwd_s + pass.gpu_bwd_s;
       }
+    for (std::size_t c = 0; c < cells; ++c) {
+      const std::size_t k = c / static_cast<std::size_t>(m);
+      costs.forward_s[c] = std::max(inputs.costs.forward_s[c] + gpu_fwd[c], backbone_host_fwd[k] + host_fwd[c]);
+      costs.backward_s[c] = std::max(inputs.costs.backward_s[c] + gpu_bwd[c], backbone_host_bwd[k] + host_bwd[c]);
+    }
     for (std::size_t i = 0; i < modules; ++i) busy[i] = std::max(busy[i], replica_busy[i]);
     worst = std::max(worst, simulator().makespan(costs));
   }
@@ -524,9 +578,16 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
   // Disaggregated: backbone candidates on whole nodes, module groups on the rest.
   const std::vector<ModuleGroup> groups = module_groups(model, cluster.gpus_per_node);
   const std::int64_t step = options.backbone_gpu_step > 0 ? options.backbone_gpu_step : cluster.gpus_per_node;
+  // Groups with any work in this step need at least one GPU of their own.
+  std::int64_t busy_groups = 0;
+  for (const auto& g : groups) {
+    bool busy = false;
+    for (const auto& q : seqs)
+      for (std::size_t i : g.members) busy = busy || q.modules[i].tokens > 0;
+    busy_groups += busy ? 1 : 0;
+  }
   const std::int64_t max_backbone =
-      std::min<std::int64_t>(options.max_backbone_gpus > 0 ? options.max_backbone_gpus : N,
-                             N - static_cast<std::int64_t>(groups.size()));
+      std::min<std::int64_t>(options.max_backbone_gpus > 0 ? options.max_backbone_gpus : N, N - busy_groups);
   PlanConstraints fix;
   fix.vpp = 1;  // the extended pipeline is plain 1F1B
   fix.recompute_layers = 0;
@@ -551,11 +612,19 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
     return choice;
   };
   std::vector<Candidate> candidates;
-  double best_bound_found = kInfinity;  // the best exact time seen so far (pruning)
+  // Simulated time of each backbone count's best-bound split: an upper bound on that count's best
+  // plan. A count whose lower bound passes the k-th smallest of these cannot make the top k.
+  std::vector<double> upper_bounds;
+  auto kth_upper_bound = [&]() {
+    if (upper_bounds.size() < options.top_k) return kInfinity;
+    std::vector<double> sorted = upper_bounds;
+    std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(options.top_k - 1), sorted.end());
+    return sorted[options.top_k - 1];
+  };
   std::vector<std::int64_t> gpus(groups.size());
   for (std::int64_t gb = (max_backbone / step) * step; gb >= step; gb -= step) {
     const double ideal_s = backbone_gemm_flops / (static_cast<double>(gb) * cluster.gpu.peak_flops(false));
-    if (ideal_s >= best_bound_found) break;  // fewer GPUs are slower still
+    if (!options.exhaustive && ideal_s >= kth_upper_bound()) break;  // fewer GPUs are slower still
     const Cluster sub = sub_cluster(cluster, gb);
     const PlanSearch s = search_plans(backbone, sub, w, fix, bo);
     if (s.plans.empty()) continue;
@@ -564,28 +633,43 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
     b.plan = s.plans.front().plan;
     b.estimate = estimate_with_pipeline_inputs(backbone, sub, b.plan, w, b.inputs);
     b.loads = slot_loads(model, seqs, b.plan.dp, b.plan.micro_batch);
-    const auto slots = static_cast<std::size_t>(b.inputs.costs.microbatches);
-    for (int st = 0; st < b.inputs.costs.stages; ++st) {
+    // Lower bound of any schedule of these stages: stage s cannot start before micro-batch 0's
+    // forward has crossed the stages before it, nor finish before the last backward has crossed
+    // them back; in between it runs all its work.
+    const PipelineCosts& bc = b.inputs.costs;
+    const auto slots = static_cast<std::size_t>(bc.microbatches);
+    double head = 0, tail = 0;
+    for (int st = 0; st < bc.stages; ++st) {
+      const std::size_t first = static_cast<std::size_t>(st) * slots, last = first + slots - 1;
       double busy = 0;
-      for (std::size_t j = 0; j < slots; ++j)
-        busy += b.inputs.costs.forward_s[static_cast<std::size_t>(st) * slots + j] +
-                b.inputs.costs.backward_s[static_cast<std::size_t>(st) * slots + j];
+      for (std::size_t j = 0; j < slots; ++j) busy += bc.forward_s[first + j] + bc.backward_s[first + j];
       b.stage_busy_s = std::max(b.stage_busy_s, busy);
+      b.pipeline_lower_bound_s = std::max(b.pipeline_lower_bound_s, head + busy + tail);
+      const double p2p = st + 1 < bc.stages ? bc.p2p_s[static_cast<std::size_t>(st)] : 0.0;
+      head += bc.forward_s[first] + p2p;
+      tail += bc.backward_s[last] + p2p;
     }
+    if (!options.exhaustive && b.pipeline_lower_bound_s + b.inputs.tail_s >= kth_upper_bound()) continue;
     const std::int64_t spare = N - gb;
     const std::int64_t inflight_pre = b.plan.pp + 2;  // the first stage of the extended 1F1B
     for (const auto& g : groups)
-      b.tables.push_back(group_table(model, cluster, g, b.loads, spare, g.before_backbone ? inflight_pre : 1, memory_limit));
+      b.tables.push_back(group_table(model, cluster, g, b.loads, spare, g.before_backbone ? inflight_pre : 1, memory_limit,
+                                     options.exhaustive));
     backbones.push_back(std::move(b));
     const BackboneCandidate& bb = backbones.back();
     const std::size_t first_candidate = candidates.size();
     // Enumerate splits: every group but the last takes 1.. of the spare GPUs, the last the rest
     // (tables hold the best plan with at most that many GPUs, so the rest may stay idle).
     const std::size_t G = groups.size();
+    // Groups with work need a GPU; idle ones may have none. needed_after[k]: GPUs the groups
+    // after k need at least.
+    std::vector<std::int64_t> min_gpus(G), needed_after(G, 0);
+    for (std::size_t k = 0; k < G; ++k) min_gpus[k] = group_is_idle(groups[k], bb.loads) ? 0 : 1;
+    for (std::size_t k = G; k-- > 1;) needed_after[k - 1] = needed_after[k] + min_gpus[k];
     std::function<void(std::size_t, std::int64_t)> split = [&](std::size_t gi, std::int64_t left) {
-      if (G == 0 || gi + 1 == G) {
-        if (G > 0) gpus[gi] = left;
-        double bound = bb.stage_busy_s;
+      if (G == 0 || (gi + 1 == G && !options.exhaustive) || gi == G) {
+        if (G > 0 && gi + 1 == G) gpus[gi] = left;
+        double bound = bb.pipeline_lower_bound_s;
         for (std::size_t k = 0; k < G; ++k) {
           const GroupChoice& c = bb.tables[k][static_cast<std::size_t>(gpus[k])];
           if (!c.valid) return;
@@ -595,12 +679,14 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
         candidates.push_back({bound + bb.inputs.tail_s, backbones.size() - 1, gpus});
         return;
       }
-      for (std::int64_t g = 1; g <= left - static_cast<std::int64_t>(G - gi - 1); ++g) {
+      // Exhaustively, every group takes 1.. of what is left (the rest idle); otherwise the last
+      // group's table entry for all that is left already holds its best with at most that many.
+      for (std::int64_t g = min_gpus[gi]; g <= left - needed_after[gi]; ++g) {
         gpus[gi] = g;
         split(gi + 1, left - g);
       }
     };
-    if (spare >= static_cast<std::int64_t>(G)) split(0, spare);
+    if (spare >= (G > 0 ? needed_after[0] + min_gpus[0] : 0)) split(0, spare);
     // Simulate this count's best-bound split now: its time bounds what fewer GPUs must beat.
     std::size_t best_here = candidates.size();
     for (std::size_t k = first_candidate; k < candidates.size(); ++k)
@@ -608,7 +694,7 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
         best_here = k;
     if (best_here < candidates.size()) {
       const Extended x = extended_pipeline(model, cluster, bb, groups, choices_of(bb, candidates[best_here].gpus));
-      best_bound_found = std::min(best_bound_found, simulator().makespan(x.costs) + x.tail_s);
+      upper_bounds.push_back(simulator().makespan(x.costs) + x.tail_s);
       ++out.simulated;
     }
   }
@@ -616,14 +702,18 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
   // Branch and bound: simulate in order of lower bound until the bound passes the k-th best time.
   std::sort(candidates.begin(), candidates.end(),
             [](const Candidate& a, const Candidate& b) { return a.lower_bound_s < b.lower_bound_s; });
+  // Results are distinct backbone counts (the best split of each), best first.
   std::vector<MultimodalPlan> found;
   auto kth_best = [&]() {
     if (found.size() < options.top_k) return kInfinity;
     return found[options.top_k - 1].iteration_time_s;
   };
   for (const Candidate& cand : candidates) {
-    if (cand.lower_bound_s >= kth_best()) break;
+    if (!options.exhaustive && cand.lower_bound_s >= kth_best()) break;
     const BackboneCandidate& b = backbones[cand.backbone];
+    const auto own = std::find_if(found.begin(), found.end(), [&](const MultimodalPlan& f) { return f.backbone_gpus == b.gpus; });
+    if (!options.exhaustive && own != found.end() && cand.lower_bound_s >= own->iteration_time_s)
+      continue;  // cannot improve its count
     const std::vector<GroupChoice> choice = choices_of(b, cand.gpus);
     const Extended x = extended_pipeline(model, cluster, b, groups, choice);
     ++out.simulated;
@@ -659,7 +749,11 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
     p.gpus_idle = N - p.gpus_used;
     p.fits = p.peak_memory_bytes <= memory_limit;
     fill_rates(p, cluster, flops, backbone_tokens_total, out.samples);
-    found.push_back(p);
+    auto same = std::find_if(found.begin(), found.end(), [&](const MultimodalPlan& f) { return f.backbone_gpus == p.backbone_gpus; });
+    if (same == found.end()) found.push_back(p);
+    else if (p.iteration_time_s < same->iteration_time_s ||
+             (p.iteration_time_s == same->iteration_time_s && p.gpus_used < same->gpus_used))
+      *same = p;
     std::sort(found.begin(), found.end(), [](const MultimodalPlan& a, const MultimodalPlan& b) {
       return a.iteration_time_s < b.iteration_time_s ||
              (a.iteration_time_s == b.iteration_time_s && a.gpus_used < b.gpus_used);
@@ -669,6 +763,26 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
   out.plans = std::move(found);
   out.search_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return out;
+}
+
+Timeline disaggregated_timeline(const MultimodalSpec& model, const Cluster& cluster, const DataMix& mix,
+                                std::int64_t global_batch, const MultimodalPlan& plan, std::uint64_t seed) {
+  if (!plan.disaggregated) throw Error("trace", "the plan is not disaggregated", "a disaggregated plan");
+  const ModelSpec& backbone = model.backbone().transformer;
+  const Workload w{global_batch, mix.sequence_tokens};
+  const std::vector<PackedSequence> seqs = pack_sequences(model, mix, global_batch, seed);
+  BackboneCandidate b;
+  b.gpus = plan.backbone_gpus;
+  b.plan = plan.backbone_plan;
+  b.estimate = estimate_with_pipeline_inputs(backbone, sub_cluster(cluster, b.gpus), b.plan, w, b.inputs);
+  b.loads = slot_loads(model, seqs, b.plan.dp, b.plan.micro_batch);
+  const std::vector<ModuleGroup> groups = module_groups(model, cluster.gpus_per_node);
+  std::vector<GroupChoice> choice;
+  for (const auto& g : groups)
+    choice.push_back(group_choice(model, cluster, g, b.loads, plan.modules[g.members.front()].plan,
+                                  g.before_backbone ? b.plan.pp + 2 : 1));
+  const Extended x = extended_pipeline(model, cluster, b, groups, choice);
+  return simulator().run(x.costs);
 }
 
 }  // namespace tessera

@@ -83,6 +83,9 @@ struct MultimodalOptions {
   std::int64_t max_backbone_gpus = 0;
   // Backbone GPU counts are multiples of this (0 = the node size): tp groups stay in a node.
   std::int64_t backbone_gpu_step = 0;
+  // Brute force, for checking the search: every backbone count, every split of the rest with
+  // each group's best plan on exactly its GPU count (the rest idle), all simulated, no bounds.
+  bool exhaustive = false;
 };
 
 // Throws Error naming the field for an invalid model, mix, batch or cluster. A request where
