@@ -82,7 +82,7 @@ PolicyRun simulate_policy(const TrainingRunWorld& world, Policy policy, std::siz
     run.consumed_tokens += n * batch * seq;
     progress += n * per_step;
     if (!controller || progress >= s.token_budget) continue;
-    controller->observe_step(step_time_s, steps);
+    // Norms first, so the controller counts these steps' progress at the noise scale they measured.
     const std::int64_t micro_batch = set.plan(c).micro_batch;
     if (c.global_batch > micro_batch) {
       const MeasuredSquaredNorms norms = sample_squared_norms(rng, kGradientSqNorm, noise_scale * kGradientSqNorm,
@@ -91,6 +91,7 @@ PolicyRun simulate_policy(const TrainingRunWorld& world, Policy policy, std::siz
       controller->observe_gradients(norms.small_sq_norm, static_cast<double>(micro_batch), norms.big_sq_norm, batch,
                                     steps);
     }
+    controller->observe_step(step_time_s, steps);
     const ControllerDecision d = controller->decide();
     if (!d.switch_now) continue;
     const bool plan_change = set.candidates[d.candidate].plan_index != c.plan_index;

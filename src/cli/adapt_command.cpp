@@ -14,7 +14,6 @@ namespace tessera::cli {
 
 void register_adapt(CLI::App& app, CommandRegistry& commands) {
   auto* adapt = app.add_subcommand("adapt", "Goodput controller: co-adapt global batch size and parallel plan");
-  adapt->require_subcommand(1);
   auto* sub = adapt->add_subcommand(
       "simulate", "Simulate a training run under fixed, batch-only, plan-only and coadaptive policies");
   struct Options {
@@ -45,6 +44,10 @@ void register_adapt(CLI::App& app, CommandRegistry& commands) {
       fmt::print("{}", run_simulation_to_table(sim, model, cluster));
     }
     return 0;
+  });
+  // `tessera adapt` alone (registered after simulate, which runs when it was given).
+  commands.add(adapt, []() -> int {
+    throw Error("adapt", "a subcommand is required", "simulate");
   });
 }
 

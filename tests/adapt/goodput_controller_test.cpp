@@ -1,0 +1,173 @@
+// The online controller on a small synthetic candidate set whose goodput can be worked out by hand.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "adapt/goodput_controller.h"
+#include "adapt/simulated_gradient_norms.h"
+#include "core/error.h"
+
+namespace tessera {
+namespace {
+
+constexpr std::int64_t kSeq = 1000;
+constexpr double kRestartS = 100.0;
+const std::int64_t kBatches[] = {16, 32, 64, 128, 256};
+
+// Plan 0 (tp=1, dp=8) and plan 1 (tp=2, dp=4, another family) at every batch; step time
+// 0.1 s + 0.01 s per sequence, plan 1 `plan1_factor` times that.
+CandidateSet synthetic_candidates(double plan1_factor = 1.05) {
+  CandidateSet set;
+  set.seq_len = kSeq;
+  Plan p0;
+  p0.dp = 8;
+  Plan p1 = p0;
+  p1.tp = 2;
+  p1.dp = 4;
+  set.plans = {p0, p1};
+  for (std::int64_t b : kBatches) {
+    set.batches.push_back(b);
+    set.planner_best.push_back(set.candidates.size());
+    const double t = 0.1 + 0.01 * static_cast<double>(b);
+    set.candidates.push_back(Candidate{b, 0, t});
+    set.candidates.push_back(Candidate{b, 1, t * plan1_factor});
+  }
+  return set;
+}
+
+std::size_t index_of(const CandidateSet& set, std::int64_t batch, std::size_t plan) {
+  for (std::size_t i = 0; i < set.candidates.size(); ++i)
+    if (set.candidates[i].global_batch == batch && set.candidates[i].plan_index == plan) return i;
+  return set.candidates.size();
+}
+
+ControllerOptions options(double budget = 1e13) {
+  ControllerOptions o;
+  o.token_budget = budget;
+  o.reference_batch = 16;
+  return o;
+}
+
+// Steps on the current candidate at its predicted time x `slowdown`, with the exact expected
+// norms of a noise scale (|G|^2 = 1, micro-batches of 1). Norms first, so the progress of these
+// steps is counted at the noise scale they measured.
+void run_steps(GoodputController& c, std::int64_t steps, double noise_scale, double slowdown = 1.0) {
+  const Candidate& now = c.current_candidate();
+  const double b = static_cast<double>(now.global_batch);
+  c.observe_gradients(1.0 + noise_scale, 1.0, 1.0 + noise_scale / b, b, steps);
+  c.observe_step(now.predicted_step_time_s * slowdown, steps);
+}
+
+// The batch follows the measured noise scale: small while it is small (goodput falls with the
+// batch), the goodput-best batch, 128 here, once it is large. A batch-only change, so immediate.
+TEST(GoodputController, BatchFollowsTheMeasuredNoiseScale) {
+  const CandidateSet set = synthetic_candidates();
+  GoodputController c(set, ReconfigurationCost{0.0, kRestartS, 0.0}, options());
+  c.switch_to(index_of(set, 16, 0));
+  run_steps(c, 2000, 8.0);
+  EXPECT_FALSE(c.decide().switch_now);
+  EXPECT_NEAR(c.noise_scale(), 8.0, 1e-6);
+  run_steps(c, 20000, 2000.0);
+  const ControllerDecision d = c.decide();
+  ASSERT_TRUE(d.switch_now);
+  EXPECT_EQ(set.candidates[d.candidate].global_batch, 128);
+  EXPECT_EQ(set.candidates[d.candidate].plan_index, 0u);
+  EXPECT_EQ(d.switch_cost_s, 0.0);
+  EXPECT_GT(d.candidate_goodput, d.current_goodput);
+  c.switch_to(d.candidate);
+  EXPECT_EQ(c.history().size(), 2u);
+  EXPECT_EQ(c.history()[1].consumed_tokens, c.consumed_tokens());
+  EXPECT_FALSE(c.decide().switch_now);  // settled
+}
+
+TEST(GoodputController, UsesTheInitialGuessUntilEnoughStepsAreMeasured) {
+  const CandidateSet set = synthetic_candidates();
+  ControllerOptions o = options();
+  o.initial_noise_scale = 500.0;
+  GoodputController c(set, ReconfigurationCost{0.0, kRestartS, 0.0}, o);
+  EXPECT_EQ(c.noise_scale(), 500.0);
+  // The start: the best predicted goodput at the guess, B / ((0.1 + 0.01 B)(500 + B)) peaking at
+  // B = 64 on the grid, on the faster plan.
+  EXPECT_EQ(c.current_candidate().global_batch, 64);
+  EXPECT_EQ(c.current_candidate().plan_index, 0u);
+  run_steps(c, kMinNoiseScaleSteps - 1, 20.0);
+  EXPECT_EQ(c.noise_scale(), 500.0);
+  run_steps(c, 1, 20.0);
+  EXPECT_NEAR(c.noise_scale(), 20.0, 1e-6);
+}
+
+// At B_noise = 640 the goodput-best batch is 64 (1.7% ahead of 128), so only plans move below.
+constexpr double kNoise = 640.0;
+
+// Plan 0 runs 30% slower than predicted; plan 1 (another family, predicted 5% slower) is not
+// measured, so the cost model stands for it. The restart pays only once the horizon (the progress
+// made so far) is long enough.
+TEST(GoodputController, RefitMovesOffAFamilyThatRunsSlowerOnceTheRestartPays) {
+  const CandidateSet set = synthetic_candidates();
+  GoodputController c(set, ReconfigurationCost{0.0, kRestartS, 0.0}, options());
+  c.switch_to(index_of(set, 64, 0));
+  run_steps(c, 200, kNoise, 1.3);
+  EXPECT_NEAR(c.refit().scale(family_of(set.plans[0])), 1.3, 1e-9);
+  ControllerDecision d = c.decide();
+  EXPECT_FALSE(d.switch_now) << "200 steps of progress cannot pay a " << kRestartS << " s restart";
+  EXPECT_GT(d.horizon_tokens, 0.0);
+  run_steps(c, 5000, kNoise, 1.3);
+  d = c.decide();
+  ASSERT_TRUE(d.switch_now);
+  EXPECT_EQ(set.candidates[d.candidate].plan_index, 1u);
+  EXPECT_EQ(d.switch_cost_s, kRestartS);
+  EXPECT_GT(d.predicted_saving_s, 0.0);
+  c.switch_to(d.candidate);
+  run_steps(c, 1000, kNoise, 1.05);  // plan 1 runs as predicted
+  EXPECT_FALSE(c.decide().switch_now);  // plan 0 is still known to be slow
+}
+
+// A plan 0.5% faster than the current one is within the plan hysteresis: no restart for it.
+TEST(GoodputController, HysteresisKeepsNoiseFromTradingRestarts) {
+  const CandidateSet set = synthetic_candidates(0.995);
+  GoodputController c(set, ReconfigurationCost{0.0, kRestartS, 0.0}, options());
+  c.switch_to(index_of(set, 64, 0));
+  run_steps(c, 100000, kNoise);
+  const ControllerDecision d = c.decide();
+  EXPECT_FALSE(d.switch_now);
+}
+
+// Near the end of the budget the horizon shrinks to what is left: nothing is worth a restart.
+TEST(GoodputController, NoRestartWhenTheRunIsAlmostOver) {
+  const CandidateSet set = synthetic_candidates();
+  const double budget = 1e8;
+  GoodputController c(set, ReconfigurationCost{0.0, kRestartS, 0.0}, options(budget));
+  c.switch_to(index_of(set, 64, 0));
+  run_steps(c, 1550, kNoise, 1.3);  // 99M tokens consumed, 92.5M of progress
+  const ControllerDecision d = c.decide();
+  EXPECT_LT(d.horizon_tokens, 0.1 * budget);
+  EXPECT_FALSE(d.switch_now && set.candidates[d.candidate].plan_index == 1u);
+}
+
+// The noise scale it measures from sampled norms converges to the truth.
+TEST(GoodputController, MeasuresTheNoiseScaleFromSampledNorms) {
+  const CandidateSet set = synthetic_candidates();
+  GoodputController c(set, ReconfigurationCost{0.0, kRestartS, 0.0}, options());
+  c.switch_to(index_of(set, 64, 0));
+  std::mt19937_64 rng(4);
+  for (int window = 0; window < 100; ++window) {
+    const MeasuredSquaredNorms n = sample_squared_norms(rng, 1.0, 300.0, 1000.0, 4, 64, 100);
+    c.observe_gradients(n.small_sq_norm, 4.0, n.big_sq_norm, 64.0, 100);
+  }
+  EXPECT_NEAR(c.noise_scale() / 300.0, 1.0, 0.1);
+}
+
+TEST(GoodputController, AllowedCandidatesRestrictIt) {
+  const CandidateSet set = synthetic_candidates();
+  const std::vector<std::size_t> only_plan_1 = {index_of(set, 16, 1), index_of(set, 256, 1)};
+  GoodputController c(set, ReconfigurationCost{0.0, kRestartS, 0.0}, options(), only_plan_1);
+  EXPECT_EQ(c.current_candidate().plan_index, 1u);
+  EXPECT_THROW(c.switch_to(index_of(set, 16, 0)), Error);
+  EXPECT_THROW(GoodputController(set, ReconfigurationCost{}, options(), {99}), Error);
+  ControllerOptions bad = options();
+  bad.token_budget = 0;
+  EXPECT_THROW(GoodputController(set, ReconfigurationCost{}, bad), Error);
+}
+
+}  // namespace
+}  // namespace tessera

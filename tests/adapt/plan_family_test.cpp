@@ -1,0 +1,31 @@
+#include <gtest/gtest.h>
+
+#include "adapt/plan_family.h"
+
+namespace tessera {
+namespace {
+
+TEST(PlanFamily, LayoutAndShardingDefineTheFamilyMicroBatchAndRecomputeDoNot) {
+  Plan a;
+  a.tp = 2;
+  a.pp = 4;
+  a.dp = 4;
+  a.vpp = 2;
+  a.zero = OptimizerSharding::zero1;
+  Plan b = a;
+  b.micro_batch = 4;
+  b.recompute = Recompute::full;
+  EXPECT_EQ(family_of(a), family_of(b));
+  EXPECT_FALSE(same_plan(a, b));
+  for (auto change : {+[](Plan& p) { p.tp = 4; }, +[](Plan& p) { p.pp = 2; }, +[](Plan& p) { p.cp = 2; },
+                      +[](Plan& p) { p.vpp = 1; }, +[](Plan& p) { p.zero = OptimizerSharding::zero3; }}) {
+    Plan c = a;
+    change(c);
+    EXPECT_NE(family_of(a), family_of(c));
+  }
+  EXPECT_EQ(to_string(family_of(a)), "tp=2,pp=4,cp=1,ep=1,vpp=2,zero=zero1");
+  EXPECT_TRUE(same_plan(a, a));
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,148 @@
+// End-to-end checks of `tessera adapt simulate` (the real binary, under `timeout 60`): the three
+// configurations of issue 7 run as they are, --json has the documented fields and a parseable
+// Megatron-LM schedule per policy, scenario files are read, and bad input exits 2 with one stderr
+// line naming the field.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "adapt/batch_schedule.h"
+#include "cli_process.h"
+
+namespace {
+
+using namespace tessera::testing;
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+class AdaptCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tessera_adapt_cli_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  fs::path file(const std::string& name, const std::string& text) {
+    const fs::path path = dir_ / name;
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  }
+
+  RunResult run(const std::vector<std::string>& args) {
+    std::vector<std::string> all = {"adapt", "simulate"};
+    all.insert(all.end(), args.begin(), args.end());
+    return run_tessera(dir_, all);
+  }
+
+  Json run_json(std::vector<std::string> args) {
+    args.push_back("--json");
+    const RunResult r = run(args);
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(r.err.empty()) << describe(r);
+    return Json::parse(r.out);
+  }
+
+  // Exit 2, one line on stderr naming `field`, nothing on stdout.
+  void expect_usage_error(const std::vector<std::string>& args, const std::string& field,
+                          const std::vector<std::string>& full = {}) {
+    const RunResult r = full.empty() ? run(args) : run_tessera(dir_, full);
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_EQ(r.signal, 0) << describe(r);
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << describe(r);
+    EXPECT_NE(r.err.find(field), std::string::npos) << describe(r);
+    EXPECT_TRUE(r.out.empty()) << describe(r);
+  }
+
+  fs::path dir_;
+};
+
+void expect_policy_fields(const Json& p) {
+  for (const char* key : {"time_to_target_s", "schedule", "consumed_tokens", "steps", "batch_changes", "plan_changes",
+                          "reconfiguration_s", "segments", "vs_offline_optimum_pct"})
+    EXPECT_TRUE(p.contains(key)) << key;
+  EXPECT_GT(p.at("time_to_target_s").get<double>(), 0.0);
+  const auto schedule = tessera::parse_megatron_batch_schedule(p.at("schedule").get<std::string>());
+  EXPECT_EQ(schedule.front().threshold, 0.0);
+  EXPECT_EQ(schedule.front().global_batch, p.at("segments")[0].at("global_batch").get<std::int64_t>());
+}
+
+// The issue's three commands, default scenario: documented fields, schedules that parse, and the
+// simulator's ordering (coadaptive within 1% of fixed and 3% of the optimum, which bounds all).
+TEST_F(AdaptCli, TheIssuesThreeConfigurationsRun) {
+  for (const auto& [model, cluster] : {std::pair{"llama3-8b", "h100-sxm-80gb:32"},
+                                       std::pair{"qwen2.5-32b", "h100-sxm-80gb:32"}, std::pair{"qwen2.5-32b", "mi210:32"}}) {
+    const Json j = run_json({"--model", model, "--cluster", cluster});
+    EXPECT_EQ(j.at("schema_version"), 1);
+    EXPECT_EQ(j.at("model"), model);
+    EXPECT_EQ(j.at("scenario").at("name"), "pretrain");
+    const Json& policies = j.at("policies");
+    for (const char* name : {"fixed", "batch-only", "plan-only", "coadaptive"}) {
+      ASSERT_TRUE(policies.contains(name)) << name;
+      expect_policy_fields(policies.at(name));
+    }
+    expect_policy_fields(j.at("offline_optimum"));
+    const double optimum = j.at("offline_optimum").at("time_to_target_s");
+    const double coadaptive = policies.at("coadaptive").at("time_to_target_s");
+    EXPECT_LE(coadaptive, 1.01 * policies.at("fixed").at("time_to_target_s").get<double>()) << model << " " << cluster;
+    EXPECT_LE(coadaptive, 1.03 * optimum);
+    for (const auto& [name, p] : policies.items()) EXPECT_LE(optimum, 1.001 * p.at("time_to_target_s").get<double>());
+  }
+}
+
+TEST_F(AdaptCli, TableNamesEveryPolicyAndItsSchedule) {
+  const RunResult r = run({"--model", "llama3-8b", "--cluster", "h100-sxm-80gb:32", "--scenario", "zero3-slower"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  for (const char* word : {"fixed", "batch-only", "plan-only", "coadaptive", "offline optimum", "zero3-slower",
+                           "--step-batch-size-schedule"})
+    EXPECT_NE(r.out.find(word), std::string::npos) << word << "\n" << r.out;
+}
+
+// A scenario file: a constant noise scale far above every batch, so big batches cost nothing
+// statistically and every policy ends at the fastest configuration the grid allows.
+TEST_F(AdaptCli, ReadsAScenarioFile) {
+  const fs::path path = file("flat.json", R"({"name": "flat", "seq_len": 4096, "token_budget": 2e9,
+      "min_batch": 32, "max_batch": 256,
+      "noise_scale": [{"tokens": 0, "noise_scale_tokens": 1e12}]})");
+  const Json j = run_json({"--model", "llama3-8b", "--cluster", "h100-sxm-80gb:32", "--scenario", path.string()});
+  EXPECT_EQ(j.at("scenario").at("name"), "flat");
+  EXPECT_EQ(j.at("candidates").at("batches").front(), 32);
+  EXPECT_EQ(j.at("candidates").at("batches").back(), 256);
+}
+
+TEST_F(AdaptCli, BadInputExitsTwoWithOneLineNamingTheField) {
+  const std::vector<std::string> base = {"--model", "llama3-8b", "--cluster", "h100-sxm-80gb:32"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> all = base;
+    all.insert(all.end(), extra.begin(), extra.end());
+    return all;
+  };
+  expect_usage_error(with({"--scenario", "nope"}), "--scenario");
+  expect_usage_error(with({"--scenario", file("bad.json", "{").string()}), "--scenario");
+  expect_usage_error(with({"--scenario", file("neg.json", R"({"seq_len": 4096, "token_budget": -1,
+      "noise_scale": [{"tokens": 0, "noise_scale_tokens": 1e6}]})")
+                                                .string()}),
+                     "scenario.token_budget");
+  expect_usage_error(with({"--scenario", file("unknown.json", R"({"seq_len": 4096, "token_budget": 1e9,
+      "noise_scale": [{"tokens": 0, "noise_scale_tokens": 1e6}], "budget": 3})")
+                                                .string()}),
+                     "scenario.budget");
+  expect_usage_error({"--cluster", "h100-sxm-80gb:32"}, "--model");
+  expect_usage_error({"--model", "llama3-8b", "--cluster", "h100-sxm-80gb:32+a100-sxm-80gb:32"}, "--cluster");
+  expect_usage_error({"--model", "no-such-model", "--cluster", "h100-sxm-80gb:32"}, "model");
+  expect_usage_error({}, "simulate", {"adapt"});
+}
+
+}  // namespace
