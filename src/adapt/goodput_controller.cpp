@@ -121,6 +121,13 @@ ControllerDecision GoodputController::decide() const {
   return d;
 }
 
+std::vector<BatchScheduleEntry> GoodputController::batch_schedule() const {
+  std::vector<BatchScheduleEntry> entries;
+  for (const ConfigurationChange& change : history_)
+    entries.push_back(BatchScheduleEntry{change.consumed_tokens, candidates_.candidates[change.candidate].global_batch});
+  return entries;
+}
+
 void GoodputController::switch_to(std::size_t candidate) {
   if (std::find(allowed_.begin(), allowed_.end(), candidate) == allowed_.end())
     throw Error("candidate", std::to_string(candidate) + " is not one this controller may use",

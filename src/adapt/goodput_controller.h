@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "adapt/batch_schedule.h"
 #include "adapt/candidate_set.h"
 #include "adapt/gradient_noise_scale.h"
 #include "adapt/plan_family.h"
@@ -107,6 +108,8 @@ class GoodputController {
   double consumed_tokens() const { return consumed_tokens_; }
   double progress_tokens() const { return progress_tokens_; }  // estimated, at the reference batch
   const std::vector<ConfigurationChange>& history() const { return history_; }
+  // The global batch by consumed tokens so far, for megatron_batch_schedule().
+  std::vector<BatchScheduleEntry> batch_schedule() const;
   // Goodput of a candidate at a noise scale with the current refit (tokens of progress per second).
   double predicted_goodput(std::size_t candidate, double noise_scale) const;
 

@@ -78,6 +78,8 @@ TEST(GoodputController, BatchFollowsTheMeasuredNoiseScale) {
   EXPECT_EQ(c.history().size(), 2u);
   EXPECT_EQ(c.history()[1].consumed_tokens, c.consumed_tokens());
   EXPECT_FALSE(c.decide().switch_now);  // settled
+  // 22,000 steps of 16 sequences of 1,000 tokens, then 128.
+  EXPECT_EQ(megatron_batch_schedule(c.batch_schedule()), "0:16 352M:128");
 }
 
 TEST(GoodputController, UsesTheInitialGuessUntilEnoughStepsAreMeasured) {
