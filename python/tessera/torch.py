@@ -51,6 +51,10 @@ class BalancedDistributedSampler:
         max_tokens: token cap of one micro-batch; samples that do not fit go to the next step.
         image_tokens, generated_tokens: per sample, for multimodal data (see ``tessera.Balancer``).
         model, gpu: what the costs are predicted for.
+
+    In token-budget mode a step may leave a micro-batch empty (fewer samples than slots, or long
+    ones held back); every rank still yields the same number of micro-batches, so give the
+    DataLoader a ``collate_fn`` that accepts an empty list and skip empty batches in the loop.
     """
 
     def __init__(

@@ -50,7 +50,7 @@ std::string balance_report_to_table(const BalanceReport& r) {
   out += fmt::format("placed       {} of {}; {} carried over\n", r.n_assigned, r.n_in, r.n_carried);
   out += fmt::format("delay        mean {:.3f} steps, max {}; {} outlier queue{} used\n", r.mean_delay_steps,
                      r.max_delay_steps, r.outlier_queues, r.outlier_queues == 1 ? "" : "s");
-  out += fmt::format("balancing    {:.3g} ms\n", r.time_ms);
+  out += fmt::format("balancing    {:.3f} ms\n", r.time_ms);
   if (!r.modules.empty()) {
     out += fmt::format("\n{:<10} {:>10} {:>12} {:>10}\n", "module", "imbalance", "lower bound", "random");
     for (const ModuleBalance& m : r.modules)
