@@ -133,6 +133,8 @@ LayerCost layer_cost(const LayerContext& x, bool moe, Recompute recompute) {
   const double host_fwd = kHostOpsPerLayerForward * kHostOpDispatchS;
   cost.gpu_fwd_s = gemm_fwd + attn_fwd + elementwise_fwd;
   cost.gpu_bwd_s = kGemmBackwardOverForward * gemm_fwd + attn_bwd + elementwise_bwd;
+  cost.host_fwd_s = host_fwd;
+  cost.host_bwd_s = kHostBackwardOverForward * host_fwd;
   cost.fwd_s = std::max(gemm_fwd + attn_fwd + elementwise_fwd, host_fwd);
   cost.bwd_s = std::max(kGemmBackwardOverForward * gemm_fwd + attn_bwd + elementwise_bwd,
                         kHostBackwardOverForward * host_fwd);

@@ -20,6 +20,8 @@ struct LayerCost {
   // The GPU's own work in fwd_s / bwd_s (they are at least the host's dispatch time): a caller
   // that runs this layer while the host is ahead on other work pays only this.
   double gpu_fwd_s = 0, gpu_bwd_s = 0;
+  // The host's dispatch time of the layer's operators, forward and backward.
+  double host_fwd_s = 0, host_bwd_s = 0;
   double recompute_s = 0;  // forward work re-run in backward
   double comm_s = 0;       // exposed TP + CP + EP communication, forward + backward (+ recompute)
   double tp_s = 0, cp_s = 0, ep_s = 0;

@@ -48,11 +48,13 @@ ModulePass module_pass_time(const ModuleSpec& module, const Cluster& cluster, co
   const double fwd_share = compute > 0 ? layer.fwd_s / compute : 0.5;
   pass.fwd_s = layers * (layer.fwd_s + layer.comm_s * fwd_share);
   pass.gpu_fwd_s = layers * (layer.gpu_fwd_s + layer.comm_s * fwd_share);
+  pass.host_fwd_s = layers * layer.host_fwd_s;
   // A frozen module needs no backward (it is the first of the chain: no input gradient either).
   if (module.trainable) {
     const double recompute_gpu = plan.recompute == Recompute::full ? layer.gpu_fwd_s : 0.0;
     pass.bwd_s = layers * (layer.bwd_s + layer.recompute_s + layer.comm_s * (1.0 - fwd_share));
     pass.gpu_bwd_s = layers * (layer.gpu_bwd_s + recompute_gpu + layer.comm_s * (1.0 - fwd_share));
+    pass.host_bwd_s = layers * (layer.host_bwd_s + (plan.recompute == Recompute::full ? layer.host_fwd_s : 0.0));
   }
   return pass;
 }

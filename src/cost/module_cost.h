@@ -30,6 +30,7 @@ struct ModulePass {
   // The same without the host-dispatch floor: the time the module adds to a stage whose host
   // thread is already ahead of the GPU (an encoder inside a GPU-bound backbone stage).
   double gpu_fwd_s = 0, gpu_bwd_s = 0;
+  double host_fwd_s = 0, host_bwd_s = 0;  // the host's dispatch of the module's operators
   double total() const { return fwd_s + bwd_s; }
 };
 

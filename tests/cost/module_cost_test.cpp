@@ -1,0 +1,92 @@
+// Non-backbone module costs: closed forms for the projector, what a frozen module skips, and how
+// encoder time responds to tokens, item length and sharding.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "cost/compute_cost.h"
+#include "cost/memory_model.h"
+#include "cost/module_cost.h"
+#include "io/gpu_catalog.h"
+#include "io/multimodal_json.h"
+
+namespace tessera {
+namespace {
+
+// A module of a built-in model (the models stay loaded for the whole test run).
+const ModuleSpec& module_of(const std::string& model, const std::string& name) {
+  static std::map<std::string, MultimodalSpec> loaded;
+  auto it = loaded.find(model);
+  if (it == loaded.end()) it = loaded.emplace(model, load_multimodal_model(model)).first;
+  for (const auto& mod : it->second.modules)
+    if (mod.name == name) return mod;
+  throw std::runtime_error("no module " + name);
+}
+
+const Cluster& h100() {
+  static const Cluster c = load_cluster("h100-sxm-80gb:8");
+  return c;
+}
+
+// A projector is its GEMMs: forward = sum of (tokens x out x in) GEMMs, backward twice that.
+TEST(ModuleCost, ProjectorIsItsGemms) {
+  const ModuleSpec& proj = module_of("llava-1.5-7b", "projector");
+  const ModuleLoad load{5760, 5760.0 * 576, 10, 576};
+  const ModulePass pass = module_pass_time(proj, h100(), ModulePlan{}, load);
+  const double fwd = gemm_time_s(5760, 4096, 1024, 1, h100().gpu, false) + gemm_time_s(5760, 4096, 4096, 1, h100().gpu, false);
+  EXPECT_DOUBLE_EQ(pass.fwd_s, fwd);
+  EXPECT_DOUBLE_EQ(pass.bwd_s, 2.0 * fwd);
+}
+
+// LLaVA-1.5 keeps CLIP frozen: forward only, no gradients, optimizer state or activations.
+TEST(ModuleCost, FrozenEncoderRunsForwardOnlyAndHoldsOnlyWeights) {
+  const ModuleSpec& clip = module_of("llava-1.5-7b", "clip-vit-l-14-336");
+  ASSERT_FALSE(clip.trainable);
+  const ModuleLoad load{5760, 10 * 576.0 * 576, 10, 576};
+  const ModulePass pass = module_pass_time(clip, h100(), ModulePlan{}, load);
+  EXPECT_GT(pass.fwd_s, 0);
+  EXPECT_EQ(pass.bwd_s, 0);
+  const MemoryBreakdown mem = module_memory(clip, ModulePlan{}, load);
+  EXPECT_DOUBLE_EQ(mem.weights_bytes, kWeightBytesPerParam * module_parameters(clip));
+  EXPECT_EQ(mem.gradients_bytes + mem.optimizer_bytes + mem.activations_bytes, 0);
+  EXPECT_EQ(module_grad_sync_s(clip, h100(), ModulePlan{1, 8, Recompute::none}), 0);
+}
+
+// Large GPU-bound batches: twice the images take about twice the time; the same tokens in longer
+// images take longer (attention is quadratic per image).
+TEST(ModuleCost, EncoderTimeFollowsTokensAndItemLength) {
+  const ModuleSpec& vit = module_of("mllm-72b-gen", "vit-h-14");
+  const ModuleLoad one{16 * 576.0, 16 * 576.0 * 576, 16, 576};
+  const ModuleLoad two{32 * 576.0, 32 * 576.0 * 576, 32, 576};
+  const double t1 = module_pass_time(vit, h100(), ModulePlan{}, one).total();
+  const double t2 = module_pass_time(vit, h100(), ModulePlan{}, two).total();
+  EXPECT_NEAR(t2 / t1, 2.0, 0.1);
+  const ModuleLoad long_items{16 * 576.0, 4 * 2304.0 * 2304, 4, 2304};
+  EXPECT_GT(module_pass_time(vit, h100(), ModulePlan{}, long_items).total(), t1);
+}
+
+// Full recompute re-runs the forward inside backward and keeps only layer inputs.
+TEST(ModuleCost, RecomputeTradesTimeForActivationMemory) {
+  const ModuleSpec& vit = module_of("mllm-72b-gen", "vit-h-14");
+  const ModuleLoad load{16 * 576.0, 16 * 576.0 * 576, 16, 576};
+  const ModulePass plain = module_pass_time(vit, h100(), ModulePlan{1, 1, Recompute::none}, load);
+  const ModulePass full = module_pass_time(vit, h100(), ModulePlan{1, 1, Recompute::full}, load);
+  EXPECT_NEAR(full.bwd_s - plain.bwd_s, plain.fwd_s, 1e-12);
+  const double a_plain = module_memory(vit, ModulePlan{1, 1, Recompute::none}, load).activations_bytes;
+  const double a_full = module_memory(vit, ModulePlan{1, 1, Recompute::full}, load).activations_bytes;
+  // Full recompute keeps each layer's 16-bit input: 2 h bytes per token per layer.
+  EXPECT_DOUBLE_EQ(a_full, 2.0 * 1280 * load.tokens * 32);
+  EXPECT_GT(a_plain, 10 * a_full);
+}
+
+// ZeRO-1 over the module's dp group shards the Adam state; tp shards everything.
+TEST(ModuleCost, OptimizerStateShardsOverDataParallel) {
+  const ModuleSpec& dit = module_of("mllm-72b-gen", "dit-xl-2");
+  const double one = module_memory(dit, ModulePlan{1, 1, Recompute::none}, {}).optimizer_bytes;
+  EXPECT_DOUBLE_EQ(module_memory(dit, ModulePlan{1, 4, Recompute::none}, {}).optimizer_bytes, one / 4);
+  EXPECT_DOUBLE_EQ(module_memory(dit, ModulePlan{2, 1, Recompute::none}, {}).weights_bytes,
+                   module_memory(dit, ModulePlan{1, 1, Recompute::none}, {}).weights_bytes / 2);
+}
+
+}  // namespace
+}  // namespace tessera
