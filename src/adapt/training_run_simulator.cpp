@@ -75,8 +75,10 @@ PolicyRun simulate_policy(const TrainingRunWorld& world, Policy policy, std::siz
     const std::int64_t steps = std::min<std::int64_t>(
         decision_interval_steps, static_cast<std::int64_t>(std::ceil((s.token_budget - progress) / per_step)));
     const double n = static_cast<double>(steps);
-    const double step_time_s =
-        world.true_step_time_s[current] * std::max(0.0, 1.0 + s.step_time_jitter / std::sqrt(n) * jitter(rng));
+    // The window's mean step time: log-normal jitter of relative spread jitter / sqrt(steps), mean 1,
+    // so a time is never negative whatever the scenario's jitter.
+    const double spread = s.step_time_jitter / std::sqrt(n);
+    const double step_time_s = world.true_step_time_s[current] * std::exp(spread * jitter(rng) - 0.5 * spread * spread);
     run.time_to_target_s += n * step_time_s;
     run.steps += n;
     run.consumed_tokens += n * batch * seq;

@@ -101,5 +101,21 @@ TEST(TrainingRunSimulator, TheControllerDoesNotSeeTheFuture) {
   EXPECT_EQ(simulate_policy(world, Policy::coadaptive, fixed).time_to_target_s, a.time_to_target_s);
 }
 
+// Step times as noisy as a scenario may make them (50% per step) never stop a run: every policy
+// reaches the target, and the controller still lands near the optimum.
+TEST(TrainingRunSimulator, VeryNoisyStepTimesStillFinish) {
+  const ModelSpec model = builtin_model("llama3-8b");
+  const Cluster cluster = load_cluster("h100-sxm-80gb:32");
+  NoiseScaleScenario s = builtin_scenario("warmup", model);
+  s.max_batch = 128;
+  s.step_time_jitter = 0.5;
+  const RunSimulation sim = simulate_training_run(model, cluster, s);
+  for (Policy p : kPolicies) {
+    EXPECT_GT(sim.of(p).time_to_target_s, 0.0);
+    EXPECT_GE(sim.of(p).consumed_tokens, s.token_budget * 0.5);
+  }
+  EXPECT_LE(sim.of(Policy::coadaptive).time_to_target_s, kNearOptimum * sim.offline_optimum.time_to_target_s);
+}
+
 }  // namespace
 }  // namespace tessera
