@@ -43,6 +43,23 @@ std::string module_text(const ModulePlacement& m, const MultimodalPlan& p, const
   return fmt::format("tp={},dp={},recompute={}", m.plan.tp, m.plan.dp, to_string(m.plan.recompute));
 }
 
+// The fastest of the disaggregated plan and the monolithic ones (on every GPU or fewer).
+std::string recommended(const MultimodalSearch& s) {
+  std::string best = "none";
+  double best_s = 0;
+  auto consider = [&](bool found, double time_s, const std::string& name) {
+    if (found && (best == "none" || time_s < best_s)) {
+      best = name;
+      best_s = time_s;
+    }
+  };
+  consider(!s.plans.empty(), s.plans.empty() ? 0.0 : s.plans.front().iteration_time_s, "disaggregated");
+  consider(s.monolithic_found, s.monolithic.iteration_time_s, "monolithic");
+  consider(s.monolithic_subset_found, s.monolithic_subset.iteration_time_s,
+           "monolithic on " + std::to_string(s.subset_gpus) + " GPUs");
+  return best;
+}
+
 }  // namespace
 
 nlohmann::json multimodal_search_to_json(const MultimodalSearch& s, const MultimodalSpec& model, const DataMix& mix,
@@ -63,15 +80,17 @@ nlohmann::json multimodal_search_to_json(const MultimodalSearch& s, const Multim
                         {"search_time_s", s.search_time_s},
                         {"plans", plans},
                         {"backbone_only_mfu", s.backbone_only_mfu}};
-  const bool disaggregated_wins =
-      !s.plans.empty() && (!s.monolithic_found || s.plans.front().iteration_time_s < s.monolithic.iteration_time_s);
-  out["recommended"] = disaggregated_wins ? "disaggregated" : (s.monolithic_found ? "monolithic" : "none");
-  if (s.monolithic_found) {
-    out["baseline_monolithic"] = plan_json(s.monolithic, model, w);
-    if (!s.plans.empty())
-      out["speedup_over_monolithic"] = s.monolithic.iteration_time_s / s.plans.front().iteration_time_s;
-  } else {
-    out["baseline_monolithic"] = nullptr;
+  out["recommended"] = recommended(s);
+  out["baseline_monolithic"] = s.monolithic_found ? plan_json(s.monolithic, model, w) : nlohmann::json(nullptr);
+  if (s.monolithic_found && !s.plans.empty())
+    out["speedup_over_monolithic"] = s.monolithic.iteration_time_s / s.plans.front().iteration_time_s;
+  if (s.subset_gpus > 0) {
+    nlohmann::json subset = {{"gpus", s.subset_gpus}, {"backbone_only_mfu", s.backbone_only_subset_mfu}};
+    subset["baseline_monolithic"] =
+        s.monolithic_subset_found ? plan_json(s.monolithic_subset, model, w) : nlohmann::json(nullptr);
+    if (s.monolithic_subset_found && !s.plans.empty())
+      subset["speedup_over_monolithic"] = s.monolithic_subset.iteration_time_s / s.plans.front().iteration_time_s;
+    out["on_fewer_gpus"] = subset;
   }
   return out;
 }
@@ -95,15 +114,26 @@ std::string multimodal_search_to_table(const MultimodalSearch& s, const Multimod
   for (std::size_t i = 0; i < s.plans.size(); ++i)
     block(i == 0 ? "disaggregated (best)" : "disaggregated (runner-up)", s.plans[i]);
   out += "\n";
-  if (s.monolithic_found) block("monolithic baseline", s.monolithic);
+  if (s.monolithic_found) block("monolithic baseline (every GPU)", s.monolithic);
   else out += "monolithic baseline: no layout fits\n";
-  out += fmt::format("\nbackbone alone (text only, same GPUs): MFU {:.1f}%\n", 100.0 * s.backbone_only_mfu);
-  if (s.monolithic_found && !s.plans.empty()) {
-    const double speedup = s.monolithic.iteration_time_s / s.plans.front().iteration_time_s;
-    out += fmt::format("disaggregated runs a step {:.2f}x as fast as monolithic; its MFU is {:.2f}x the backbone alone's\n",
-                       speedup, s.backbone_only_mfu > 0 ? s.plans.front().mfu / s.backbone_only_mfu : 0.0);
-    out += speedup > 1.0 ? "recommended: disaggregated\n" : "recommended: monolithic (disaggregation does not pay here)\n";
+  if (s.monolithic_subset_found)
+    block(fmt::format("monolithic on {} GPUs", s.subset_gpus).c_str(), s.monolithic_subset);
+  out += fmt::format("\nbackbone alone (text only) on every GPU: MFU {:.1f}%\n", 100.0 * s.backbone_only_mfu);
+  if (s.subset_gpus > 0)
+    out += fmt::format("backbone alone (text only) on {} GPUs: MFU {:.1f}% of the whole cluster\n", s.subset_gpus,
+                       100.0 * s.backbone_only_subset_mfu);
+  if (!s.plans.empty()) {
+    const MultimodalPlan& d = s.plans.front();
+    if (s.monolithic_found)
+      out += fmt::format("disaggregated vs monolithic on every GPU: {:.2f}x the step rate; MFU {:.2f}x the backbone alone's\n",
+                         s.monolithic.iteration_time_s / d.iteration_time_s,
+                         s.backbone_only_mfu > 0 ? d.mfu / s.backbone_only_mfu : 0.0);
+    if (s.monolithic_subset_found)
+      out += fmt::format("disaggregated vs monolithic on {} GPUs: {:.2f}x the step rate; MFU {:.2f}x the backbone alone's there\n",
+                         s.subset_gpus, s.monolithic_subset.iteration_time_s / d.iteration_time_s,
+                         s.backbone_only_subset_mfu > 0 ? d.mfu / s.backbone_only_subset_mfu : 0.0);
   }
+  out += "recommended: " + recommended(s) + "\n";
   return out;
 }
 

@@ -26,7 +26,16 @@ BackboneCandidate backbone_candidate(const MultimodalSpec& model, const Cluster&
   BackboneCandidate b;
   b.gpus = gpus;
   b.plan = plan;
-  b.estimate = estimate_with_pipeline_inputs(model.backbone().transformer, sub_cluster(cluster, gpus), plan, w, b.inputs);
+  const Cluster on = sub_cluster(cluster, gpus);
+  const ModelSpec& backbone = model.backbone().transformer;
+  b.estimate = estimate_with_pipeline_inputs(backbone, on, plan, w, b.inputs);
+  if (plan.vpp > 1) {
+    Plan plain = plan;
+    plain.vpp = 1;
+    plain.first_stage_layers = plain.last_stage_layers = 0;
+    const Estimate e = estimate_with_pipeline_inputs(backbone, on, plain, w, b.inputs);
+    b.interleaving_saving_s = std::max(0.0, e.iteration_time_s - b.estimate.iteration_time_s);
+  }
   b.loads = slot_loads(model, seqs, plan.dp, plan.micro_batch);
   const PipelineCosts& c = b.inputs.costs;
   const auto slots = static_cast<std::size_t>(c.microbatches);
@@ -101,7 +110,7 @@ double disaggregated_lower_bound_s(const MultimodalSpec& model, const Cluster& c
   if (post_busy > 0)
     bound = std::max(bound, head + b.forward_through_s + post_p2p + post_busy +
                                 std::max(post_p2p + b.backward_through_s + drain, post_sync_after));
-  return bound + b.inputs.tail_s;
+  return bound + b.inputs.tail_s - b.interleaving_saving_s;
 }
 
 ExtendedPipeline extended_pipeline(const BackboneCandidate& b, const std::vector<ModuleGroup>& groups,
@@ -145,7 +154,7 @@ ExtendedPipeline extended_pipeline(const BackboneCandidate& b, const std::vector
     c.dp_sync_s[stage] = std::max(c.dp_sync_s[stage], t.sync_s);
   }
   c.p2p_s[static_cast<std::size_t>(c.stages - 1)] = 0.0;  // no wrap without interleaving
-  x.tail_s = b.inputs.tail_s;
+  x.tail_s = b.inputs.tail_s - b.interleaving_saving_s;
   return x;
 }
 

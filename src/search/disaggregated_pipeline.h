@@ -20,9 +20,14 @@ namespace tessera {
 // micro-batches imply, and the pieces of the step's lower bound that only the backbone sets.
 struct BackboneCandidate {
   std::int64_t gpus = 0;
-  Plan plan;
-  Estimate estimate;
-  PipelineInputs inputs;
+  Plan plan;            // as planned (may interleave)
+  Estimate estimate;    // of `plan`, the backbone alone
+  PipelineInputs inputs;  // of `plan` without interleaving: the extended pipeline is plain 1F1B
+  // What interleaving saves the backbone alone (simulated, vpp = 1 minus as planned, at least 0).
+  // The extended pipeline is simulated without interleaving and this is taken off its step: the
+  // encoder and generator stages keep their own fill and drain, the backbone's shrinks as it
+  // does alone.
+  double interleaving_saving_s = 0;
   SlotLoads loads;
   double stage_busy_s = 0;  // the busiest backbone stage's work per step
   // Per backbone stage s, for the step's lower bound: (slot 0's forward through the stages before

@@ -30,6 +30,8 @@ constexpr std::size_t kMonolithicCandidates = 16;
 // Replicas simulated while ranking monolithic layouts (the heaviest by module work).
 constexpr std::int64_t kMonolithicReplicasRanked = 4;
 constexpr std::int64_t kMaxGlobalBatch = 100'000'000;
+// Backbone plans per GPU count re-scored with the simulator (the closed form ranks the rest).
+constexpr std::size_t kBackboneRescored = 8;
 // Module groups a model may have (encoders per modality + a generator).
 constexpr std::size_t kMaxGroups = 4;
 
@@ -92,40 +94,6 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
   const double memory_limit = cluster.gpu.usable_memory_gib * units::kGiB;
   const std::int64_t N = cluster.gpus();
 
-  // The backbone alone on every GPU, text only: the reference MFU, and the monolithic layouts.
-  PlannerOptions po;
-  po.top_k = kMonolithicCandidates;
-  po.threads = options.threads;
-  const PlanSearch whole = search_plans(backbone, cluster, w, {}, po);
-  if (!whole.plans.empty()) out.backbone_only_mfu = whole.plans.front().estimate.mfu;
-  // Monolithic: each candidate layout (and its lighter-first-stage variants) with the modules
-  // with or without recompute, ranked on the heaviest replicas, the winner re-run on all of them.
-  Recompute best_module_recompute = Recompute::none;
-  for (const auto& cand : whole.plans)
-    for (const Plan& layout : monolithic_layouts(cand.plan, backbone.layers)) {
-      try {
-        validate_plan(layout, backbone, cluster, w);
-      } catch (const Error&) {
-        continue;
-      }
-      for (Recompute module_recompute : {Recompute::none, Recompute::full}) {
-        MultimodalPlan mono = monolithic_plan(model, cluster, seqs, layout, w, memory_limit, module_recompute,
-                                              kMonolithicReplicasRanked);
-        ++out.simulated;
-        if (!mono.fits) continue;
-        if (!out.monolithic_found || mono.iteration_time_s < out.monolithic.iteration_time_s) {
-          out.monolithic = mono;
-          out.monolithic_found = true;
-          best_module_recompute = module_recompute;
-        }
-      }
-    }
-  if (out.monolithic_found) {
-    out.monolithic = monolithic_plan(model, cluster, seqs, out.monolithic.backbone_plan, w, memory_limit,
-                                     best_module_recompute, 0);
-    fill_rates(out.monolithic, cluster, flops, backbone_tokens_total, out.samples);
-  }
-
   // Disaggregated: backbone candidates on whole nodes, module groups on the rest.
   const std::vector<ModuleGroup> groups = module_groups(model, cluster.gpus_per_node);
   const std::size_t G = groups.size();
@@ -142,14 +110,14 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
   const std::int64_t max_backbone =
       std::min<std::int64_t>(options.max_backbone_gpus > 0 ? options.max_backbone_gpus : N, N - busy_groups);
   PlanConstraints fix;
-  fix.vpp = 1;  // the extended pipeline is plain 1F1B
   fix.recompute_layers = 0;
   PlannerOptions bo;
   bo.top_k = 1;
-  bo.rescored = 1;
+  bo.rescored = kBackboneRescored;
   bo.threads = options.threads;
-  // Lower bound of a backbone step on G GPUs: its GEMMs (forward + 2x backward) at the dense
-  // peak; no plan on fewer GPUs beats the k-th best time already found once this bound passes it.
+  // Lower bound of a backbone step on G GPUs: its GEMMs (forward + 2x backward) at the GPU's best
+  // sustained GEMM rate (compute_cost never runs a GEMM faster); no plan on fewer GPUs beats the
+  // k-th best time already found once this bound passes it.
   const ForwardFlopsPerToken per_token = forward_flops_per_token(backbone, seq_len, /*causal_span=*/true);
   const double backbone_gemm_flops = 3.0 * (per_token.attention_linear + per_token.mlp + per_token.logits) *
                                      static_cast<double>(global_batch) * static_cast<double>(seq_len);
@@ -166,6 +134,10 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
   };
   std::vector<BackboneOptions> backbones;
   std::vector<Candidate> candidates;
+  // The whole-node count where the backbone alone is fastest (fewer GPUs can beat all of them
+  // when the count divides the batch and the heads better).
+  double best_alone_s = 0;
+  std::int64_t best_alone_gpus = 0;
   // Simulated time of each backbone count's best-bound split: an upper bound on that count's
   // best. A count whose lower bound passes the k-th smallest of these cannot make the top k.
   std::vector<double> upper_bounds;
@@ -181,14 +153,19 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
     return chosen;
   };
   for (std::int64_t gb = (max_backbone / step) * step; gb >= step; gb -= step) {
-    const double ideal_s = backbone_gemm_flops / (static_cast<double>(gb) * cluster.gpu.peak_flops(false));
+    const double ideal_s =
+        backbone_gemm_flops / (static_cast<double>(gb) * cluster.gpu.peak_flops(false) * cluster.gpu.gemm_efficiency);
     if (ideal_s >= kth_upper_bound()) break;  // fewer GPUs are slower still
     const PlanSearch s = search_plans(backbone, sub_cluster(cluster, gb), w, fix, bo);
     if (s.plans.empty()) continue;
     BackboneOptions entry;
     entry.backbone = backbone_candidate(model, cluster, gb, s.plans.front().plan, w, seqs);
     const BackboneCandidate& b = entry.backbone;
-    if (b.stage_bound_s + b.inputs.tail_s >= kth_upper_bound()) continue;
+    if (best_alone_gpus == 0 || b.estimate.iteration_time_s < best_alone_s) {
+      best_alone_s = b.estimate.iteration_time_s;
+      best_alone_gpus = gb;
+    }
+    if (b.stage_bound_s + b.inputs.tail_s - b.interleaving_saving_s >= kth_upper_bound()) continue;
     const std::int64_t spare = N - gb;
     // Every group's options on each GPU count it could take (an idle group: none).
     for (const auto& g : groups) {
@@ -356,6 +333,50 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
   }
   if (found.size() > options.top_k) found.resize(options.top_k);
   out.plans = std::move(found);
+
+  // The references, each on every GPU (the Megatron-LM way: the job's world size is the cluster)
+  // and on the whole-node count where the backbone alone runs fastest, when that is fewer: the
+  // backbone alone, text only (its MFU over all the cluster's GPUs), and the monolithic layout.
+  PlannerOptions po;
+  po.top_k = kMonolithicCandidates;
+  po.threads = options.threads;
+  const double peak = cluster.gpu.peak_flops(false);
+  auto references = [&](std::int64_t count, MultimodalPlan& mono, bool& mono_found, double& backbone_mfu) {
+    const Cluster on = sub_cluster(cluster, count);
+    const PlanSearch alone = search_plans(backbone, on, w, {}, po);
+    if (alone.plans.empty()) return;
+    const Estimate& e = alone.plans.front().estimate;
+    backbone_mfu = e.model_flops / (e.iteration_time_s * static_cast<double>(N) * peak);
+    // Each candidate layout (and its lighter-first-stage variants) with the modules with or
+    // without recompute, ranked on the heaviest replicas; the winner re-run on all of them.
+    Recompute best_module_recompute = Recompute::none;
+    for (const auto& cand : alone.plans)
+      for (const Plan& layout : monolithic_layouts(cand.plan, backbone.layers)) {
+        try {
+          validate_plan(layout, backbone, on, w);
+        } catch (const Error&) {
+          continue;
+        }
+        for (Recompute module_recompute : {Recompute::none, Recompute::full}) {
+          const MultimodalPlan m = monolithic_plan(model, on, seqs, layout, w, memory_limit, module_recompute,
+                                                   kMonolithicReplicasRanked);
+          ++out.simulated;
+          if (!m.fits || (mono_found && m.iteration_time_s >= mono.iteration_time_s)) continue;
+          mono = m;
+          mono_found = true;
+          best_module_recompute = module_recompute;
+        }
+      }
+    if (!mono_found) return;
+    mono = monolithic_plan(model, on, seqs, mono.backbone_plan, w, memory_limit, best_module_recompute, 0);
+    mono.gpus_idle = N - mono.gpus_used;
+    fill_rates(mono, cluster, flops, backbone_tokens_total, out.samples);
+  };
+  references(N, out.monolithic, out.monolithic_found, out.backbone_only_mfu);
+  if (best_alone_gpus > 0 && best_alone_gpus != N) {
+    out.subset_gpus = best_alone_gpus;
+    references(best_alone_gpus, out.monolithic_subset, out.monolithic_subset_found, out.backbone_only_subset_mfu);
+  }
   out.search_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return out;
 }

@@ -64,9 +64,16 @@ struct MultimodalPlan {
 
 struct MultimodalSearch {
   std::vector<MultimodalPlan> plans;  // disaggregated, best first (at most top_k)
-  MultimodalPlan monolithic;          // the best monolithic plan (fits == false when none fits)
+  // The references on every GPU of the cluster (the Megatron-LM way: world size = the cluster).
+  MultimodalPlan monolithic;          // the best monolithic plan
   bool monolithic_found = false;
-  double backbone_only_mfu = 0;       // the backbone alone, text only, on the same GPUs
+  double backbone_only_mfu = 0;       // the backbone alone, text only, its MFU over the cluster
+  // The same on the whole-node count where the backbone alone runs fastest, when that is fewer
+  // GPUs (the rest idle; MFU still over the whole cluster). subset_gpus == 0 when there is none.
+  std::int64_t subset_gpus = 0;
+  MultimodalPlan monolithic_subset;
+  bool monolithic_subset_found = false;
+  double backbone_only_subset_mfu = 0;
   std::int64_t evaluated = 0;         // split candidates costed (bounds and simulations)
   std::int64_t simulated = 0;
   double search_time_s = 0;
