@@ -4,7 +4,7 @@
 # Usage: scripts/multimodal_table.sh [path/to/tessera]
 set -euo pipefail
 tessera=${1:-build/bin/tessera}
-models=$("$tessera" models --multimodal 2>/dev/null || echo "llava-1.5-7b llava-1.5-13b qwen2-vl-7b qwen2-vl-72b qwen2.5-omni-7b mllm-72b-gen")
+models=$("$tessera" models --json | /usr/bin/python3 -c 'import json, sys; print(" ".join(m["name"] for m in json.load(sys.stdin)["multimodal"]))')
 mixes="caption-like interleaved-like video-like text-only audio-like"
 printf '%-16s %-17s %9s %9s %8s %8s %8s %8s %9s\n' model mix disagg_s mono_s speedup mfu bb_mfu mfu/bb search_s
 for model in $models; do

@@ -1,4 +1,5 @@
-// tessera models [--json]: the built-in model zoo with parameter counts.
+// tessera models [--json]: the built-in model zoo with parameter counts, then the multimodal models
+// with their modules.
 #include <fmt/core.h>
 
 #include <nlohmann/json.hpp>
@@ -6,6 +7,7 @@
 #include "cli/subcommands.h"
 #include "io/model_json.h"
 #include "io/model_source.h"
+#include "io/multimodal_json.h"
 #include "io/schema.h"
 #include "model/parameter_count.h"
 
@@ -35,6 +37,23 @@ void register_models(CLI::App& app, CommandRegistry& commands) {
                    m.kv_heads, m.vocab, to_string(m.mlp), to_string(m.attention),
                    m.is_moe() ? fmt::format(" moe {}x top{}", m.moe.experts, m.moe.top_k) : "");
       }
+    }
+    out["multimodal"] = nlohmann::json::array();
+    if (!*json) fmt::print("\nmultimodal         params_B  modules\n");
+    for (const auto& name : builtin_multimodal_names()) {
+      const MultimodalSpec m = load_multimodal_model(name);
+      double total = 0;
+      std::string modules;
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto& mod : m.modules) {
+        const double p = module_parameters(mod);
+        total += p;
+        modules += fmt::format("{}{} {} ({:.2f}B{})", modules.empty() ? "" : ", ", to_string(mod.role), mod.name,
+                               p / 1e9, mod.trainable ? "" : ", frozen");
+        list.push_back({{"name", mod.name}, {"role", to_string(mod.role)}, {"params", p}, {"trainable", mod.trainable}});
+      }
+      if (*json) out["multimodal"].push_back({{"name", name}, {"params", total}, {"modules", list}});
+      else fmt::print("{:<16} {:>10.2f}  {}\n", name, total / 1e9, modules);
     }
     if (*json) fmt::print("{}\n", out.dump(2));
     return 0;
