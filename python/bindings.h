@@ -8,5 +8,6 @@
 namespace tessera::python {
 
 void bind_balance(pybind11::module_& m);  // python/balance_bindings.cpp
+void bind_adapt(pybind11::module_& m);    // python/adapt_bindings.cpp
 
 }  // namespace tessera::python

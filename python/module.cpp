@@ -6,8 +6,9 @@
 #include "core/error.h"
 
 PYBIND11_MODULE(_tessera, m) {
-  m.doc() = "Tessera: plan and predict LLM training; the data balancer (see the tessera package)";
+  m.doc() = "Tessera: plan and predict LLM training; the data balancer and the goodput controller (see the tessera package)";
   pybind11::register_exception<tessera::Error>(m, "TesseraError", PyExc_ValueError);
   tessera::python::bind_balance(m);
+  tessera::python::bind_adapt(m);
   // Further layers: tessera::python::bind_<layer>(m); (declared in bindings.h)
 }
