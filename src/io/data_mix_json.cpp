@@ -112,15 +112,7 @@ DataMix data_mix_from_jsonl(const std::string& text, const std::string& name) {
   return mix;
 }
 
-std::vector<std::string> builtin_data_mix_names() {
-  std::vector<std::string> names;
-  for (const auto& file : builtin_files())
-    if (file.path.starts_with(kDir) && file.path.ends_with(kJsonSuffix)) {
-      auto name = file.path.substr(kDir.size());
-      names.emplace_back(name.substr(0, name.size() - kJsonSuffix.size()));
-    }
-  return names;
-}
+std::vector<std::string> builtin_data_mix_names() { return builtin_json_names(kDir); }
 
 DataMix load_data_mix(const std::string& name_or_path) {
   if (const auto* file = find_builtin_file(std::string(kDir) + name_or_path + std::string(kJsonSuffix)))

@@ -21,16 +21,7 @@ std::string joined_names() {
 }
 }  // namespace
 
-std::vector<std::string> builtin_model_names() {
-  std::vector<std::string> names;
-  for (const auto& file : builtin_files()) {
-    if (file.path.starts_with(kModelDir) && file.path.ends_with(kJsonSuffix)) {
-      auto name = file.path.substr(kModelDir.size());
-      names.emplace_back(name.substr(0, name.size() - kJsonSuffix.size()));
-    }
-  }
-  return names;
-}
+std::vector<std::string> builtin_model_names() { return builtin_json_names(kModelDir); }
 
 ModelSpec builtin_model(const std::string& name) {
   const auto* file = find_builtin_file(std::string(kModelDir) + name + std::string(kJsonSuffix));

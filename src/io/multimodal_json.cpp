@@ -86,15 +86,7 @@ MultimodalSpec multimodal_from_json(const nlohmann::json& j, const std::string& 
   return spec;
 }
 
-std::vector<std::string> builtin_multimodal_names() {
-  std::vector<std::string> names;
-  for (const auto& file : builtin_files())
-    if (file.path.starts_with(kDir) && file.path.ends_with(kJsonSuffix)) {
-      auto name = file.path.substr(kDir.size());
-      names.emplace_back(name.substr(0, name.size() - kJsonSuffix.size()));
-    }
-  return names;
-}
+std::vector<std::string> builtin_multimodal_names() { return builtin_json_names(kDir); }
 
 bool is_multimodal_model(const std::string& name_or_path) {
   if (find_builtin_file(std::string(kDir) + name_or_path + std::string(kJsonSuffix))) return true;

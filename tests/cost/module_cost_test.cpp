@@ -2,7 +2,7 @@
 // encoder time responds to tokens, item length and sharding.
 #include <gtest/gtest.h>
 
-#include <map>
+#include "common/builtin_modules.h"
 
 #include "cost/compute_cost.h"
 #include "cost/memory_model.h"
@@ -13,15 +13,7 @@
 namespace tessera {
 namespace {
 
-// A module of a built-in model (the models stay loaded for the whole test run).
-const ModuleSpec& module_of(const std::string& model, const std::string& name) {
-  static std::map<std::string, MultimodalSpec> loaded;
-  auto it = loaded.find(model);
-  if (it == loaded.end()) it = loaded.emplace(model, load_multimodal_model(model)).first;
-  for (const auto& mod : it->second.modules)
-    if (mod.name == name) return mod;
-  throw std::runtime_error("no module " + name);
-}
+using testing::builtin_module;
 
 const Cluster& h100() {
   static const Cluster c = load_cluster("h100-sxm-80gb:8");
@@ -30,7 +22,7 @@ const Cluster& h100() {
 
 // A projector is its GEMMs: forward = sum of (tokens x out x in) GEMMs, backward twice that.
 TEST(ModuleCost, ProjectorIsItsGemms) {
-  const ModuleSpec& proj = module_of("llava-1.5-7b", "projector");
+  const ModuleSpec& proj = builtin_module("llava-1.5-7b", "projector");
   const ModuleLoad load{5760, 5760.0 * 576, 10, 576};
   const ModulePass pass = module_pass_time(proj, h100(), ModulePlan{}, load);
   const double fwd = gemm_time_s(5760, 4096, 1024, 1, h100().gpu, false) + gemm_time_s(5760, 4096, 4096, 1, h100().gpu, false);
@@ -40,7 +32,7 @@ TEST(ModuleCost, ProjectorIsItsGemms) {
 
 // LLaVA-1.5 keeps CLIP frozen: forward only, no gradients, optimizer state or activations.
 TEST(ModuleCost, FrozenEncoderRunsForwardOnlyAndHoldsOnlyWeights) {
-  const ModuleSpec& clip = module_of("llava-1.5-7b", "clip-vit-l-14-336");
+  const ModuleSpec& clip = builtin_module("llava-1.5-7b", "clip-vit-l-14-336");
   ASSERT_FALSE(clip.trainable);
   const ModuleLoad load{5760, 10 * 576.0 * 576, 10, 576};
   const ModulePass pass = module_pass_time(clip, h100(), ModulePlan{}, load);
@@ -55,7 +47,7 @@ TEST(ModuleCost, FrozenEncoderRunsForwardOnlyAndHoldsOnlyWeights) {
 // Large GPU-bound batches: twice the images take about twice the time; the same tokens in longer
 // images take longer (attention is quadratic per image).
 TEST(ModuleCost, EncoderTimeFollowsTokensAndItemLength) {
-  const ModuleSpec& vit = module_of("mllm-72b-gen", "vit-h-14");
+  const ModuleSpec& vit = builtin_module("mllm-72b-gen", "vit-h-14");
   const ModuleLoad one{16 * 576.0, 16 * 576.0 * 576, 16, 576};
   const ModuleLoad two{32 * 576.0, 32 * 576.0 * 576, 32, 576};
   const double t1 = module_pass_time(vit, h100(), ModulePlan{}, one).total();
@@ -67,7 +59,7 @@ TEST(ModuleCost, EncoderTimeFollowsTokensAndItemLength) {
 
 // Full recompute re-runs the forward inside backward and keeps only layer inputs.
 TEST(ModuleCost, RecomputeTradesTimeForActivationMemory) {
-  const ModuleSpec& vit = module_of("mllm-72b-gen", "vit-h-14");
+  const ModuleSpec& vit = builtin_module("mllm-72b-gen", "vit-h-14");
   const ModuleLoad load{16 * 576.0, 16 * 576.0 * 576, 16, 576};
   const ModulePass plain = module_pass_time(vit, h100(), ModulePlan{1, 1, Recompute::none}, load);
   const ModulePass full = module_pass_time(vit, h100(), ModulePlan{1, 1, Recompute::full}, load);
@@ -81,7 +73,7 @@ TEST(ModuleCost, RecomputeTradesTimeForActivationMemory) {
 
 // ZeRO-1 over the module's dp group shards the Adam state; tp shards everything.
 TEST(ModuleCost, OptimizerStateShardsOverDataParallel) {
-  const ModuleSpec& dit = module_of("mllm-72b-gen", "dit-xl-2");
+  const ModuleSpec& dit = builtin_module("mllm-72b-gen", "dit-xl-2");
   const double one = module_memory(dit, ModulePlan{1, 1, Recompute::none}, {}).optimizer_bytes;
   EXPECT_DOUBLE_EQ(module_memory(dit, ModulePlan{1, 4, Recompute::none}, {}).optimizer_bytes, one / 4);
   EXPECT_DOUBLE_EQ(module_memory(dit, ModulePlan{2, 1, Recompute::none}, {}).weights_bytes,
