@@ -8,11 +8,24 @@ The compiled core is ``tessera._tessera``; everything it defines is re-exported 
   ``sample_costs``); methods ``none``, ``fixed-greedy``, ``lpt``, ``kk``, ``wlb``.
 * ``lpt``, ``karmarkar_karp``, ``order_microbatches``, ``cp_sharding``: the algorithms alone.
 * ``synthetic_samples(mix, n, seed)``: the pinned ``wlb-like`` and ``mllm-like`` mixes.
+* ``GnsEstimator(ema_decay=0.999)``: the gradient noise scale B_simple from squared gradient
+  norms at a small and the big batch (``update``, ``noise_scale``, ``gradient_sq_norm``,
+  ``trace_covariance``); ``unbiased_noise_estimate`` for one step; ``SquaredNormShare`` and
+  ``model_squared_norm`` for norms of tp / pp-sharded gradients.
+* ``Controller(model, cluster, seq_len, min_batch, max_batch, token_budget, ...)``: the goodput
+  controller (batch size x plan) for a training loop: ``observe_gradients``, ``observe_step``,
+  ``decide``, ``switch_to``, ``megatron_schedule``; ``Controller.from_step_times`` for hardware
+  the cost model does not describe (batch sizes only, step times from the caller).
+* ``statistical_efficiency``, ``goodput``, ``batch_grid``; ``megatron_batch_schedule`` /
+  ``parse_megatron_batch_schedule`` (``--step-batch-size-schedule`` text), ``format_count``.
+* ``ElasticBatchSampler``: a data-parallel batch sampler whose global batch may change at any
+  step with no sample lost or repeated (pure Python).
 * ``TesseraError`` (a ``ValueError``) for invalid input, naming the field and allowed values.
 
-``tessera.torch`` holds ``BalancedDistributedSampler`` for a torch ``DataLoader``; torch is
-imported only when that module is.
+``tessera.torch`` holds ``BalancedDistributedSampler`` for a torch ``DataLoader`` and
+``GradNormHook`` for a DDP model; torch is imported only when one of them is built.
 """
 
 from ._tessera import *  # noqa: F401,F403  (each binding file adds its names)
 from ._tessera import __doc__ as _core_doc  # noqa: F401
+from .elastic_sampler import ElasticBatchSampler  # noqa: F401

@@ -8,6 +8,11 @@ sample sizes, so the ranks agree without communicating. Over an epoch every samp
 exactly once on exactly one rank.
 
 torch itself is imported lazily (only to read the process group's rank and size).
+
+Also here: ``GradNormHook`` (squared gradient norms per micro-batch, before and after DDP's
+all-reduce, for ``tessera.Controller``; tessera/grad_norm_hook.py) and ``ElasticBatchSampler``
+(a global batch size that may change at any step, no sample lost or repeated;
+tessera/elastic_sampler.py).
 """
 
 from __future__ import annotations
@@ -15,8 +20,10 @@ from __future__ import annotations
 from typing import Iterator, List, Optional, Sequence
 
 from . import _tessera
+from .elastic_sampler import ElasticBatchSampler  # noqa: F401  (re-export)
+from .grad_norm_hook import GradNormHook, StepNorms  # noqa: F401  (re-export; torch imported when built)
 
-__all__ = ["BalancedDistributedSampler"]
+__all__ = ["BalancedDistributedSampler", "ElasticBatchSampler", "GradNormHook", "StepNorms"]
 
 # A stream run draws at most this many steps beyond the token-budget estimate: outliers wait up to
 # 16 steps in their queue (balance/outlier_queues.h), carried samples one step each.
