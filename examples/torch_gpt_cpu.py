@@ -38,7 +38,6 @@ import contextlib
 import json
 import math
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -76,8 +75,8 @@ def parse_args(argv=None):
 
 
 # ---------------------------------------------------------------------------------------------
-# Launcher: start the ranks as separate processes, each in its own session; one failing (or the
-# timeout) ends them all.
+# Launcher: start the ranks as child processes (in the launcher's process group, so that whoever
+# kills the group ends them all); one failing, or the timeout, ends the others.
 
 
 def launch(args) -> int:
@@ -91,7 +90,6 @@ def launch(args) -> int:
             subprocess.Popen(
                 [sys.executable, os.path.abspath(__file__), *sys.argv[1:], "--rank", str(r), "--store", store],
                 env=env,
-                start_new_session=True,
             )
             for r in range(args.world)
         ]
@@ -112,7 +110,7 @@ def launch(args) -> int:
         finally:
             for p in procs:
                 if p.poll() is None:
-                    os.killpg(p.pid, signal.SIGKILL)
+                    p.kill()
                     p.wait()
         if status == 0:
             status = next((p.returncode for p in procs if p.returncode), 0)
@@ -124,6 +122,8 @@ def launch(args) -> int:
 
 
 def load_corpus(directory: str) -> bytes:
+    if not Path(directory).is_dir():
+        raise SystemExit(f"--corpus: {directory} is not a directory")
     files = sorted({os.path.realpath(f) for f in Path(directory).iterdir() if f.is_file()})
     if not files:
         raise SystemExit(f"--corpus: no files in {directory}")

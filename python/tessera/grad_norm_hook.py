@@ -32,6 +32,7 @@ torch is imported when a hook is built, never by ``import tessera``.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Callable, Dict, Optional
 
@@ -105,6 +106,7 @@ class GradNormHook:
         self._accumulation = accumulation
         self._world = dist.get_world_size(process_group)
         self._replicas = _replica_function(replicas)
+        self._lock = threading.Lock()  # bucket callbacks may run on several of gloo's / NCCL's threads
         module = ddp_model.module
         self._weights: Dict[int, float] = {}  # id(parameter) -> 1 / replicas, only where != 1
         self._handles = []
@@ -217,7 +219,9 @@ class GradNormHook:
 
         def after(f):
             reduced = f.value()[0]
-            self._global = (self._global or 0.0) + self._bucket_sq_norm(bucket, reduced)
+            sq = self._bucket_sq_norm(bucket, reduced)
+            with self._lock:
+                self._global = (self._global or 0.0) + sq
             return reduced
 
         out = fut.then(after)
