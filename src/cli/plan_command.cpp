@@ -31,6 +31,7 @@ constexpr const char* kDefaultCluster = "a100-sxm-80gb:1024";
 constexpr std::int64_t kDefaultGbs = 1536;
 constexpr int kProgressWidth = 40;
 constexpr const char* kDefaultDataMix = "caption-like";
+constexpr std::int64_t kDefaultMultimodalTop = 3;
 constexpr std::int64_t kMaxSeed = 1'000'000'000'000LL;
 
 struct MultimodalRequest {
@@ -103,12 +104,14 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
   sub->add_option("--data", o->data, "Multimodal data mix: built-in name, mix .json or samples .jsonl (default caption-like)");
   sub->add_option("--trace", o->trace, "Multimodal: write the best disaggregated step as a Chrome/Perfetto trace");
   sub->add_option("--seed", o->seed, "Multimodal: seed of the samples drawn from the mix")->capture_default_str();
-  commands.add(sub, [o]() {
+  commands.add(sub, [o, sub]() {
     if (!o->data.empty() || !o->trace.empty() || is_multimodal_model(o->model)) {
       if (!is_multimodal_model(o->model))
         throw Error("--model", "'" + o->model + "' is not a multimodal model (--data and --trace need one)",
                     "a built-in multimodal model or a multimodal model JSON");
-      return run_multimodal_plan({o->model, o->cluster, o->data, o->trace, o->fix, o->emit, o->gbs, o->seq, o->top,
+      // Multimodal plans list the best of distinct backbone GPU counts: three unless asked.
+      const std::int64_t top = sub->get_option("--top")->count() > 0 ? o->top : kDefaultMultimodalTop;
+      return run_multimodal_plan({o->model, o->cluster, o->data, o->trace, o->fix, o->emit, o->gbs, o->seq, top,
                                   o->seed, o->max_memory_gib, o->json});
     }
     const ModelSpec model = load_model(o->model);

@@ -109,8 +109,12 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
   }
   const std::int64_t max_backbone =
       std::min<std::int64_t>(options.max_backbone_gpus > 0 ? options.max_backbone_gpus : N, N - busy_groups);
+  // The backbone per count: full recompute of all layers or none (no partial), and the sharded
+  // optimizers only (the unsharded one holds more memory for the same traffic), to keep the search
+  // of ~70 counts inside a second.
   PlanConstraints fix;
   fix.recompute_layers = 0;
+  fix.zero_choices = {OptimizerSharding::zero1, OptimizerSharding::zero3};
   PlannerOptions bo;
   bo.top_k = 1;
   bo.rescored = kBackboneRescored;
@@ -341,9 +345,10 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
   po.top_k = kMonolithicCandidates;
   po.threads = options.threads;
   const double peak = cluster.gpu.peak_flops(false);
-  auto references = [&](std::int64_t count, MultimodalPlan& mono, bool& mono_found, double& backbone_mfu) {
+  auto references = [&](std::int64_t count, const PlanConstraints& space, MultimodalPlan& mono, bool& mono_found,
+                        double& backbone_mfu) {
     const Cluster on = sub_cluster(cluster, count);
-    const PlanSearch alone = search_plans(backbone, on, w, {}, po);
+    const PlanSearch alone = search_plans(backbone, on, w, space, po);
     if (alone.plans.empty()) return;
     const Estimate& e = alone.plans.front().estimate;
     backbone_mfu = e.model_flops / (e.iteration_time_s * static_cast<double>(N) * peak);
@@ -372,10 +377,11 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
     mono.gpus_idle = N - mono.gpus_used;
     fill_rates(mono, cluster, flops, backbone_tokens_total, out.samples);
   };
-  references(N, out.monolithic, out.monolithic_found, out.backbone_only_mfu);
+  // Every plan on every GPU; on the subset, the per-count space (the time budget).
+  references(N, PlanConstraints{}, out.monolithic, out.monolithic_found, out.backbone_only_mfu);
   if (best_alone_gpus > 0 && best_alone_gpus != N) {
     out.subset_gpus = best_alone_gpus;
-    references(best_alone_gpus, out.monolithic_subset, out.monolithic_subset_found, out.backbone_only_subset_mfu);
+    references(best_alone_gpus, fix, out.monolithic_subset, out.monolithic_subset_found, out.backbone_only_subset_mfu);
   }
   out.search_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return out;

@@ -82,7 +82,9 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
   const std::vector<Recompute> recomputes =
       pinned_or(fix.recompute, {Recompute::none, Recompute::selective, Recompute::full});
   const std::vector<OptimizerSharding> zeros = pinned_or(
-      fix.zero, {OptimizerSharding::none, OptimizerSharding::zero1, OptimizerSharding::zero3});
+      fix.zero, fix.zero_choices.empty()
+                    ? std::vector<OptimizerSharding>{OptimizerSharding::none, OptimizerSharding::zero1, OptimizerSharding::zero3}
+                    : fix.zero_choices);
   const Precision precision = fix.precision.value_or(Precision::bf16);
 
   double reference_s = -1;

@@ -38,6 +38,8 @@ struct PlanConstraints {
   std::optional<std::int64_t> recompute_layers;  // 0 = every layer of a chunk under full recompute
   std::optional<bool> sequence_parallel;
   std::optional<OptimizerSharding> zero;
+  // When `zero` is unset and this is not empty: the shardings searched (default: all three).
+  std::vector<OptimizerSharding> zero_choices;
   std::optional<Precision> precision;
   bool allow_cross_node_tp = false;
   // Every field the search does not set (overlap switches, attention kernel, p2p) comes from here.
