@@ -22,7 +22,7 @@
 #include "balance/longest_processing_time.h"
 #include "balance/microbatch_order.h"
 #include "balance/sample_cost.h"
-#include "balance/seeded_random.h"
+#include "core/seeded_random.h"
 #include "balance/stream_balancer.h"
 #include "balance/stream_metrics.h"
 #include "balance/synthetic_mix.h"

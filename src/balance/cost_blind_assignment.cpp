@@ -3,7 +3,7 @@
 #include <numeric>
 #include <span>
 
-#include "balance/seeded_random.h"
+#include "core/seeded_random.h"
 
 namespace tessera {
 

@@ -4,7 +4,7 @@
 #include <array>
 #include <cmath>
 
-#include "balance/seeded_random.h"
+#include "core/seeded_random.h"
 #include "core/checks.h"
 #include "core/error.h"
 

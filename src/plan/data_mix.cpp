@@ -1,10 +1,10 @@
 #include "plan/data_mix.h"
 
 #include <cmath>
-#include <numbers>
 
 #include "core/checks.h"
 #include "core/error.h"
+#include "core/seeded_random.h"
 
 namespace tessera {
 
@@ -18,39 +18,16 @@ constexpr double kMaxAudioS = 86'400;
 constexpr double kProbabilitySumTolerance = 1e-6;
 constexpr std::int64_t kMaxEmptySamplesInARow = 10'000;
 
-// SplitMix64 (Steele, Lea and Flood 2014): a small, fast generator whose stream is the same on
-// every platform, unlike std:: distributions, so a seed names the same batch everywhere.
-class SampleRandom {
- public:
-  explicit SampleRandom(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-  double normal() {  // Box-Muller
-    const double u1 = 1.0 - uniform();
-    const double u2 = uniform();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
-  }
-  std::int64_t integer(std::int64_t lo, std::int64_t hi) {  // uniform in [lo, hi]
-    return lo + static_cast<std::int64_t>(uniform() * static_cast<double>(hi - lo + 1));
-  }
 
- private:
-  std::uint64_t state_;
-};
-
-Sample draw_one(const DataMix& mix, SampleRandom& rng) {
+Sample draw_one(const DataMix& mix, SeededRandom& rng) {
   Sample s;
   if (mix.text_median_tokens > 0) {
-    const double text = mix.text_median_tokens * std::exp(mix.text_sigma * rng.normal());
+    const double text = rng.lognormal(mix.text_median_tokens, mix.text_sigma);
     s.text_tokens = std::min<std::int64_t>(mix.text_cap_tokens, std::max<std::int64_t>(1, std::llround(text)));
   }
   if (mix.images_max > 0) {
-    const std::int64_t images = rng.integer(mix.images_min, mix.images_max);
+    const std::int64_t images =
+        mix.images_min + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(mix.images_max - mix.images_min + 1)));
     for (std::int64_t i = 0; i < images; ++i) {
       double u = rng.uniform();
       double size = mix.image_sizes.back().size;
@@ -124,7 +101,7 @@ std::vector<Sample> draw_samples(const DataMix& mix, std::size_t count, std::uin
     for (std::size_t i = 0; i < count; ++i) out.push_back(mix.samples[i % mix.samples.size()]);
     return out;
   }
-  SampleRandom rng(seed);
+  SeededRandom rng(seed);
   for (std::size_t i = 0; i < count; ++i) out.push_back(draw_one(mix, rng));
   return out;
 }
@@ -138,7 +115,7 @@ std::vector<PackedSequence> pack_sequences(const MultimodalSpec& model, const Da
   PackedSequence current;
   current.modules.assign(n_modules, ModuleLoad{});
   double used = 0;
-  SampleRandom rng(seed);
+  SeededRandom rng(seed);
   std::size_t next_real = 0;
   const double capacity = static_cast<double>(mix.sequence_tokens);
   std::vector<ModuleLoad> load(n_modules);

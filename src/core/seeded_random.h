@@ -1,10 +1,12 @@
-// SeededRandom: the balancer's one source of randomness. The engine is std::mt19937_64, whose
+// SeededRandom: Tessera's one source of randomness (data mixes, the balancer's samples and shuffles). The engine is std::mt19937_64, whose
 // output sequence the C++ standard fixes; the conversions to uniform and normal numbers are
 // written out here (the standard library's distributions differ between implementations), so a
 // seed gives the same samples and the same shuffles on every platform and in every process.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <numbers>
 #include <random>
 #include <span>
 
@@ -17,9 +19,13 @@ class SeededRandom {
   // Uniform on [0, 1): the top 53 bits of one draw.
   double uniform() { return static_cast<double>(engine_() >> kDiscardedBits) * kUnitPerStep; }
   // Standard normal by the Box-Muller transform (Box & Muller 1958), one value per two draws.
-  double normal();
+  double normal() {
+    const double u1 = 1.0 - uniform();  // (0, 1]: log is finite
+    const double u2 = uniform();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+  }
   // Log-normal with the given median (e^mu) and sigma of the underlying normal.
-  double lognormal(double median, double sigma);
+  double lognormal(double median, double sigma) { return median * std::exp(sigma * normal()); }
   // Uniform integer in [0, n), n >= 1; the modulo bias is below n / 2^64.
   std::uint64_t below(std::uint64_t n) { return engine_() % n; }
   // Fisher-Yates shuffle (Knuth, TAOCP vol. 2, Algorithm P).

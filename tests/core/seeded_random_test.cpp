@@ -1,6 +1,6 @@
 // SeededRandom: the moments of its distributions (within 5 standard errors over 200,000 draws),
 // determinism per seed, and shuffles that are permutations.
-#include "balance/seeded_random.h"
+#include "core/seeded_random.h"
 
 #include <algorithm>
 #include <cmath>
