@@ -184,15 +184,6 @@ def build_model(torch, vocab: int, seq: int, width: int, layers: int):
     return GPT()
 
 
-def tessera_model_dict(vocab, seq, width, layers):
-    """The same GPT in Tessera's model JSON (what Controller(model, cluster, ...) would plan)."""
-    heads = max(1, width // 8)
-    return {"name": "tiny-gpt", "layers": layers, "hidden": width, "ffn_hidden": 4 * width, "heads": heads,
-            "kv_heads": heads, "head_dim": width // heads, "vocab": vocab, "max_context": seq, "mlp": "gelu",
-            "attention": "mha", "norm": "layernorm", "position": "learned", "tied_embeddings": True,
-            "linear_bias": True}
-
-
 # ---------------------------------------------------------------------------------------------
 # Per-sample gradients (the brute-force noise scale of --check-gns).
 
@@ -265,7 +256,7 @@ def profile_step_times(torch, dist, model, samples, grid, world, microbatches, v
         m = batch // (world * microbatches)
         x = samples[: m * microbatches].reshape(microbatches, m, -1)
         best = float("inf")
-        for rep in range(3):
+        for rep in range(5):  # the fastest of 4 (after a warm-up): other load on the machine only slows steps
             t0 = time.perf_counter()
             for k in range(microbatches):
                 with ddp.no_sync() if k < microbatches - 1 else contextlib.nullcontext():

@@ -121,3 +121,24 @@ def test_noise_scale_agrees_with_per_sample_brute_force(run):
         assert abs(ratio - 1) <= 0.25, (s["step"], ratio)
     # The noise scale grew past the starting batch during the run (why the batch rose).
     assert max(s["brute_force_noise_scale"] for s in steps[49:]) > steps[0]["global_batch"]
+
+
+def test_per_sample_norms_match_a_loop_of_single_sample_backward_passes():
+    """The brute force's per-sample squared norms (functorch.vmap) equal one backward pass per sample."""
+    import importlib.util
+
+    import torch
+
+    spec = importlib.util.spec_from_file_location("torch_gpt_cpu", EXAMPLE)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    torch.manual_seed(0)
+    model = example.build_model(torch, 256, 16, 16, 2)
+    x = torch.randint(0, 256, (5, 17))
+    fast = example.PerSampleSqNorms(torch, model, 256)
+    loop = example.PerSampleSqNorms(torch, model, 256, loop=True)
+    assert loop.method == "loop"
+    a, b = fast(x[:, :-1], x[:, 1:]), loop(x[:, :-1], x[:, 1:])
+    assert a.shape == b.shape == (5,)
+    assert torch.allclose(a, b, rtol=1e-5), (a, b)
+    assert all(p.grad is None for p in model.parameters())  # the check leaves training's gradients alone
