@@ -34,6 +34,7 @@ otherwise it starts --world ranks of itself (a file store in a temporary directo
 from __future__ import annotations
 
 import argparse
+import bisect
 import contextlib
 import json
 import math
@@ -270,13 +271,14 @@ def profile_step_times(torch, dist, model, samples, grid, world, microbatches, v
     measured = torch.tensor(times, dtype=torch.float64)
     dist.all_reduce(measured, op=dist.ReduceOp.MAX)
     times = measured.tolist()
+    hook.remove()
+    if len(points) == 1:
+        return times, {"batches": points, "step_time_s": times}
     step = []
     for b in grid:
-        k = max(i for i in range(len(points)) if points[i] <= b) if b < points[-1] else len(points) - 2
-        k = min(k, len(points) - 2)
+        k = min(bisect.bisect_right(points, b) - 1, len(points) - 2)
         b0, b1, t0, t1 = points[k], points[k + 1], times[k], times[k + 1]
         step.append(t0 + (t1 - t0) * (b - b0) / (b1 - b0))
-    hook.remove()
     return step, {"batches": points, "step_time_s": times}
 
 
