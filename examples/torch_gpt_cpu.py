@@ -17,9 +17,14 @@ What it shows, in one file:
   * the schedule the controller chose, printed as Megatron-LM --step-batch-size-schedule text.
 
 The cost model describes GPUs, not this CPU, so the controller is built with
-Controller.from_step_times: the step time of each candidate batch is predicted from a short profile
-of this machine at start-up (a micro-batch's forward and backward at two sizes, and the gradient
-all-reduce), and refitted online from the measured step times as on a GPU cluster.
+Controller.from_step_times. By default (--step-times model) the candidate batches' step times
+follow a fixed curve t(B) = t0 (1 + B / B_half) with B_half = 96 sequences: a cluster whose small
+batches are bound by per-step overhead (launches, the gradient all-reduce's latency, the optimizer
+step), as GPUs are at a few sequences per GPU. The measured step times refit t0 online; the
+decisions then depend only on the curve's shape and the noise scale measured from this run's
+gradients, so they do not change with the load on a shared machine. --step-times profile times
+this machine instead at start-up (whole steps at three batch sizes, linear in between); on a 2-core
+CPU that profile is noisy, and with it the controller may well keep its first batch.
 
 --check-gns also computes every sample's own gradient (functorch.vmap, or a loop without functorch)
 for the same steps and forms |G|^2 and tr(Sigma) directly, the brute-force estimate the controller's
@@ -46,6 +51,10 @@ import time
 from pathlib import Path
 
 DEFAULT_CORPUS = "/usr/share/common-licenses"
+# The default candidate step-time curve t(B) = t0 (1 + B / B_half): the batch at which per-step
+# overhead and per-sequence work take equal time, and a nominal t0 (refitted from measured steps).
+STEP_TIME_HALF_BATCH = 96.0
+STEP_TIME_T0_S = 0.05
 
 
 def parse_args(argv=None):
@@ -66,6 +75,8 @@ def parse_args(argv=None):
     p.add_argument("--token-budget", type=float, default=0, help="tokens of progress to the target (0: 4x what "
                    "the steps consume at the smallest batch)")
     p.add_argument("--corpus", default=DEFAULT_CORPUS, help="directory of text files")
+    p.add_argument("--step-times", choices=["model", "profile"], default="model",
+                   help="candidate step times: the fixed overhead-bound curve, or a profile of this machine")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--check-gns", action="store_true", help="also the brute-force noise scale from per-sample gradients")
     p.add_argument("--record", help="write a JSON record of the run here")
@@ -318,7 +329,11 @@ def run_rank(args) -> None:
     checker = PerSampleSqNorms(torch, model, vocab) if args.check_gns else None
     F = torch.nn.functional
 
-    step_time_s, profile = profile_step_times(torch, dist, model, samples, grid, world, mbs, vocab)
+    if args.step_times == "profile":
+        step_time_s, profile = profile_step_times(torch, dist, model, samples, grid, world, mbs, vocab)
+    else:
+        step_time_s = [STEP_TIME_T0_S * (1.0 + b / STEP_TIME_HALF_BATCH) for b in grid]
+        profile = {"batches": grid, "step_time_s": step_time_s, "model": "t0 (1 + B / B_half)"}
     hook = GradNormHook(ddp)  # after the profile: every backward pass from here on is a micro-batch
     budget = args.token_budget or 4.0 * args.steps * grid[0] * seq
     controller = None
