@@ -1,7 +1,8 @@
 # Tessera: one entry point for developers and CI (.ci/run runs `make test`).
 #   make deps   install the Debian packages (scripts/install-deps.sh; a no-op when all are there)
 #   make build  Release build into build/ (build/bin/tessera)
-#   make demo   the built-in default estimate and plan search, and validation against ../shared when present
+#   make demo   the built-in default estimate and plan search, a multimodal plan, and validation
+#               against ../shared when present
 #   make test   ctest on build/, then the ASan + UBSan tree build-asan/ and ctest there
 #   make asan   only the sanitizer part of `make test`
 #   make bench  build/bin/tessera_bench, when the benchmarks are built
@@ -36,6 +37,7 @@ build: deps
 demo: build
 	$(BUILD_DIR)/bin/tessera estimate
 	$(BUILD_DIR)/bin/tessera plan --quiet
+	$(BUILD_DIR)/bin/tessera plan --model mllm-72b-gen --data caption-like --cluster h800:1296 --gbs 1920 --top 1
 	if [ -f $(VALIDATION_CSV) ]; then $(BUILD_DIR)/bin/tessera validate $(VALIDATION_CSV); \
 	else echo "($(VALIDATION_CSV) not found: skipping validate)"; fi
 
