@@ -22,25 +22,8 @@ using namespace tessera::testing;
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-class AdaptCli : public ::testing::Test {
+class AdaptCli : public CliScratchTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tessera_adapt_cli_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
-  fs::path file(const std::string& name, const std::string& text) {
-    const fs::path path = dir_ / name;
-    std::ofstream(path, std::ios::binary) << text;
-    return path;
-  }
-
   RunResult run(const std::vector<std::string>& args) {
     std::vector<std::string> all = {"adapt", "simulate"};
     all.insert(all.end(), args.begin(), args.end());
@@ -66,7 +49,6 @@ class AdaptCli : public ::testing::Test {
     EXPECT_TRUE(r.out.empty()) << describe(r);
   }
 
-  fs::path dir_;
 };
 
 void expect_policy_fields(const Json& p) {

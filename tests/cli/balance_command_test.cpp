@@ -22,27 +22,8 @@ using namespace tessera::testing;
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-class BalanceCli : public ::testing::Test {
+class BalanceCli : public CliScratchTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tessera_balance_cli_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
-  std::string file(const std::string& name, const std::string& text) {
-    const fs::path path = dir_ / name;
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-    EXPECT_TRUE(out.good());
-    return path.string();
-  }
-
   RunResult run(const std::vector<std::string>& args) {
     std::vector<std::string> all = {"balance"};
     all.insert(all.end(), args.begin(), args.end());
@@ -77,7 +58,6 @@ class BalanceCli : public ::testing::Test {
     EXPECT_TRUE(named) << "stderr should name " << *fields.begin() << "\n" << describe(r);
   }
 
-  fs::path dir_;
 };
 
 const std::vector<std::string> kWlbRun = {"--synthetic", "wlb-like", "--dp", "1", "--microbatches", "4",

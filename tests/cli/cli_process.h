@@ -92,4 +92,31 @@ inline bool contains_word(const std::string& text, const std::string& word) {
   return false;
 }
 
+// A CLI test whose files live in a scratch folder of its own, named after the test and the process
+// (ctest runs the tests of one file in parallel processes), removed afterwards.
+class CliScratchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = std::filesystem::temp_directory_path() /
+           ("tessera_" + std::string(info->test_suite_name()) + "_" + std::to_string(::getpid()) + "_" + info->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  // Writes `text` to a file of the scratch folder and returns its path.
+  std::filesystem::path file(const std::string& name, const std::string& text) {
+    const std::filesystem::path path = dir_ / name;
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    EXPECT_TRUE(out.good()) << "cannot write " << path;
+    return path;
+  }
+  std::filesystem::path dir_;
+};
+
 }  // namespace tessera::testing

@@ -17,18 +17,8 @@ namespace {
 using namespace tessera::testing;
 namespace fs = std::filesystem;
 
-class MultimodalPlanCli : public ::testing::Test {
+class MultimodalPlanCli : public CliScratchTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("tessera_mm_cli_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
   RunResult run(const std::vector<std::string>& args) { return run_tessera(dir_, args); }
   void expect_error_naming(const RunResult& r, const std::string& field) {
     EXPECT_EQ(r.signal, 0) << describe(r);
@@ -38,7 +28,6 @@ class MultimodalPlanCli : public ::testing::Test {
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line\n" << describe(r);
     EXPECT_NE(r.err.find(field), std::string::npos) << "should name " << field << "\n" << describe(r);
   }
-  fs::path dir_;
 };
 
 // The command: per-module plans and GPU groups, MFU, the monolithic baseline.

@@ -28,28 +28,8 @@ using namespace tessera::testing;
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-class SimulateCli : public ::testing::Test {
+class SimulateCli : public CliScratchTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tessera_simulate_cli_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
-  fs::path file(const std::string& name, const std::string& text) {
-    const fs::path path = dir_ / name;
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-    EXPECT_TRUE(out.good()) << "cannot write " << path;
-    return path;
-  }
-
-  // Runs `timeout 60 tessera simulate ARGS...` (no shell), stdout and stderr to files.
   RunResult run(const std::vector<std::string>& args) {
     std::vector<std::string> all = {"simulate"};
     all.insert(all.end(), args.begin(), args.end());
@@ -70,7 +50,6 @@ class SimulateCli : public ::testing::Test {
     }
   }
 
-  fs::path dir_;
 };
 
 // Exit 2, nothing on stdout, exactly one stderr line naming `field` before "(allowed:", no crash.
