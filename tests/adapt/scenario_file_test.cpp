@@ -1,6 +1,8 @@
 // Scenario JSON files: round trip, defaults, and one-line errors naming the field.
 #include <gtest/gtest.h>
 
+#include "common/thrown_field.h"
+
 #include <filesystem>
 #include <fstream>
 
@@ -35,12 +37,7 @@ TEST(ScenarioFile, MinimalFileTakesDefaults) {
 
 TEST(ScenarioFile, ErrorsNameTheField) {
   auto field_of = [](const char* text) {
-    try {
-      scenario_from_json(nlohmann::json::parse(text), "scenario");
-    } catch (const Error& e) {
-      return e.field();
-    }
-    return std::string("no error");
+    return testing::thrown_field([&] { scenario_from_json(nlohmann::json::parse(text), "scenario"); });
   };
   EXPECT_EQ(field_of(R"({"seq_len": 2048, "noise_scale": []})"), "scenario.token_budget");
   EXPECT_EQ(field_of(R"({"seq_len": 2048, "token_budget": 1e9})"), "scenario.noise_scale");

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/thrown_field.h"
+
 #include "core/error.h"
 
 namespace tessera {
@@ -18,20 +20,13 @@ TEST(SampleTokens, BackboneTokensAddTextAndImagesButNotGeneratedTokens) {
 }
 
 TEST(SampleTokens, ValidateRejectsNegativeEmptyAndOversizedSamples) {
-  auto field_of = [](const SampleTokens& s) {
-    try {
-      s.validate();
-    } catch (const Error& e) {
-      return e.field();
-    }
-    return std::string("none");
-  };
+  auto field_of = [](const SampleTokens& s) { return testing::thrown_field([&] { s.validate(); }); };
   EXPECT_EQ(field_of(SampleTokens{{-1}, {}, 0}), "sample.text_tokens");
   EXPECT_EQ(field_of(SampleTokens{{1}, {-5}, 0}), "sample.image_tokens");
   EXPECT_EQ(field_of(SampleTokens{{1}, {}, -1}), "sample.generated_tokens");
   EXPECT_EQ(field_of(SampleTokens{{}, {}, 0}), "sample");
   EXPECT_EQ(field_of(SampleTokens{{kMaxSampleTokens, 1}, {}, 0}), "sample.text_tokens");
-  EXPECT_EQ(field_of(SampleTokens{{}, {}, 256}), "none");  // generation only is a valid sample
+  EXPECT_EQ(field_of(SampleTokens{{}, {}, 256}), "<no error>");  // generation only is a valid sample
 }
 
 }  // namespace

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/thrown_field.h"
+
 #include "balance/sample_cost.h"
 #include "balance/stream_metrics.h"
 #include "balance/synthetic_mix.h"
@@ -186,16 +188,11 @@ TEST(StreamBalancer, StepsFillTheirBudgetAndCarryOverComesFirst) {
 TEST(StreamBalancer, BadSettingsNameTheirField) {
   auto field_of = [](StreamSettings st, std::vector<std::int64_t> tokens = {10}) {
     const std::vector<double> time(tokens.size(), 1.0);
-    try {
-      balance_stream(tokens, time, st);
-    } catch (const Error& e) {
-      return e.field();
-    }
-    return std::string("none");
+    return testing::thrown_field([&] { balance_stream(tokens, time, st); });
   };
   StreamSettings ok;
   ok.max_tokens = 100;
-  EXPECT_EQ(field_of(ok), "none");
+  EXPECT_EQ(field_of(ok), "<no error>");
   StreamSettings s = ok;
   s.dp = 0;
   EXPECT_EQ(field_of(s), "dp");

@@ -9,21 +9,14 @@
 
 #include <gtest/gtest.h>
 
+#include "common/thrown_field.h"
+
 #include "core/error.h"
 
 namespace tessera {
 namespace {
 
-// Returns the field of the Error `fn` throws, or "<no error>".
-template <typename Fn>
-std::string thrown_field(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.field();
-  }
-  return "<no error>";
-}
+using testing::thrown_field;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/thrown_field.h"
+
 #include "core/error.h"
 
 namespace tessera {
@@ -38,15 +40,7 @@ GpuSpec gpu(int per_node = 8) {
   return g;
 }
 
-template <typename Fn>
-std::string thrown_field(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.field();
-  }
-  return "<no error>";
-}
+using testing::thrown_field;
 
 TEST(Cluster, WholeNodes) {
   for (i64 n : {8, 16, 64, 1000, 1024, 6144}) {

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/thrown_field.h"
+
 #include "core/error.h"
 
 namespace tessera {
@@ -37,15 +39,7 @@ GpuSpec sample() {
   return g;
 }
 
-template <typename Fn>
-std::string thrown_field(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.field();
-  }
-  return "<no error>";
-}
+using testing::thrown_field;
 
 TEST(GpuSpec, SampleValidates) {
   EXPECT_NO_THROW(sample().validate());

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/thrown_field.h"
+
 #include "core/error.h"
 
 namespace tessera {
@@ -13,15 +15,7 @@ namespace {
 
 using Row = std::vector<std::string>;
 
-template <typename Fn>
-std::string thrown_field(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.field();
-  }
-  return "<no error>";
-}
+using testing::thrown_field;
 
 TEST(CsvTable, HeaderAndRows) {
   const CsvTable t = parse_csv("a,b,c\n1,2,3\n4,5,6\n", "runs.csv");

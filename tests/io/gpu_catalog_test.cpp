@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/thrown_field.h"
+
 #include "core/error.h"
 
 namespace tessera {
@@ -18,15 +20,7 @@ using i64 = std::int64_t;
 
 double rel_err(double got, double want) { return std::fabs(got - want) / std::fabs(want); }
 
-template <typename Fn>
-std::string thrown_field(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.field();
-  }
-  return "<no error>";
-}
+using testing::thrown_field;
 
 TEST(GpuCatalog, EveryGpuValidatesAndKeysAreUnique) {
   std::set<std::string> keys;

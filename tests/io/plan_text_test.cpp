@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/thrown_field.h"
+
 #include "core/error.h"
 #include "io/gpu_catalog.h"
 #include "io/model_source.h"
@@ -17,15 +19,7 @@ namespace {
 
 using i64 = std::int64_t;
 
-template <typename Fn>
-std::string thrown_field(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.field();
-  }
-  return "<no error>";
-}
+using testing::thrown_field;
 
 const ModelSpec& gpt3() {
   static const ModelSpec m = builtin_model("gpt3-175b");
@@ -201,8 +195,8 @@ TEST(PlanText, JsonRoundTrip) {
 TEST(PlanText, JsonFileAndNestedPlanFile) {
   Workload w;
   const Plan p = rich_plan(w);
-  const std::string flat = testing::TempDir() + "tessera_plan_flat.json";
-  const std::string nested = testing::TempDir() + "tessera_plan_nested.json";
+  const std::string flat = ::testing::TempDir() + "tessera_plan_flat.json";
+  const std::string nested = ::testing::TempDir() + "tessera_plan_nested.json";
   std::ofstream(flat) << plan_to_json(p, w).dump();
   std::ofstream(nested) << nlohmann::json{{"plan", plan_to_json(p, w)}, {"estimate", {{"mfu", 0.4}}}}.dump();
   expect_same_plan(load_plan(flat, gpt3(), h100_512()).plan, p);

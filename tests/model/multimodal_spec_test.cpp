@@ -1,6 +1,8 @@
 // Multimodal modules against their papers' published shapes, parameter counts and FLOPs.
 #include <gtest/gtest.h>
 
+#include "common/thrown_field.h"
+
 #include "common/builtin_modules.h"
 
 #include <cmath>
@@ -65,12 +67,7 @@ TEST(MultimodalSpec, ForwardFlopsGrowWithItemLength) {
 
 TEST(MultimodalSpec, InvalidModelsNameTheField) {
   auto field_of = [](const char* text) {
-    try {
-      multimodal_from_json(nlohmann::json::parse(text));
-    } catch (const Error& e) {
-      return e.field();
-    }
-    return std::string("<no error>");
+    return testing::thrown_field([&] { multimodal_from_json(nlohmann::json::parse(text)); });
   };
   // No backbone.
   EXPECT_EQ(field_of(R"({"modules": [{"name": "p", "role": "projector", "input_width": 8, "hidden": 8}]})"),

@@ -1,6 +1,8 @@
 // Data mixes: the pinned caption-like distribution, determinism, and conservation under packing.
 #include <gtest/gtest.h>
 
+#include "common/thrown_field.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -104,12 +106,7 @@ TEST(DataMix, ASampleWithMediaLongerThanASequenceIsAnError) {
 
 TEST(DataMix, BadMixesNameTheField) {
   auto field_of = [](const char* text) {
-    try {
-      data_mix_from_json(nlohmann::json::parse(text));
-    } catch (const Error& e) {
-      return e.field();
-    }
-    return std::string("<no error>");
+    return testing::thrown_field([&] { data_mix_from_json(nlohmann::json::parse(text)); });
   };
   EXPECT_EQ(field_of(R"({"images": {"sizes": [{"px": 224, "probability": 0.5}]}})"), "data.images.sizes.probability");
   EXPECT_EQ(field_of(R"({"text": {"median_tokens": -3}})"), "data.text.median_tokens");

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/thrown_field.h"
+
 #include "core/error.h"
 #include "io/gpu_catalog.h"
 #include "io/model_source.h"
@@ -21,15 +23,7 @@ namespace {
 
 using i64 = std::int64_t;
 
-template <typename Fn>
-std::string thrown_field(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.field();
-  }
-  return "<no error>";
-}
+using testing::thrown_field;
 
 struct Case {
   ModelSpec model;
