@@ -24,19 +24,7 @@ using Json = nlohmann::json;
 
 class AdaptCli : public CliScratchTest {
  protected:
-  RunResult run(const std::vector<std::string>& args) {
-    std::vector<std::string> all = {"adapt", "simulate"};
-    all.insert(all.end(), args.begin(), args.end());
-    return run_tessera(dir_, all);
-  }
-
-  Json run_json(std::vector<std::string> args) {
-    args.push_back("--json");
-    const RunResult r = run(args);
-    EXPECT_EQ(r.exit_code, 0) << describe(r);
-    EXPECT_TRUE(r.err.empty()) << describe(r);
-    return Json::parse(r.out);
-  }
+  AdaptCli() { command_ = {"adapt", "simulate"}; }
 
   // Exit 2, one line on stderr naming `field`, nothing on stdout.
   void expect_usage_error(const std::vector<std::string>& args, const std::string& field,

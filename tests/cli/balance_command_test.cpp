@@ -24,24 +24,7 @@ using Json = nlohmann::json;
 
 class BalanceCli : public CliScratchTest {
  protected:
-  RunResult run(const std::vector<std::string>& args) {
-    std::vector<std::string> all = {"balance"};
-    all.insert(all.end(), args.begin(), args.end());
-    return run_tessera(dir_, all);
-  }
-
-  Json run_json(std::vector<std::string> args) {
-    args.push_back("--json");
-    const RunResult r = run(args);
-    EXPECT_EQ(r.exit_code, 0) << describe(r);
-    EXPECT_TRUE(r.err.empty()) << describe(r);
-    try {
-      return Json::parse(r.out);
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << "stdout is not JSON: " << e.what() << "\n" << describe(r);
-      return Json::object();
-    }
-  }
+  BalanceCli() { command_ = {"balance"}; }
 
   void expect_bad_input(const std::vector<std::string>& args, std::initializer_list<std::string> fields) {
     const RunResult r = run(args);

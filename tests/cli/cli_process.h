@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 extern char** environ;
 
@@ -116,7 +117,27 @@ class CliScratchTest : public ::testing::Test {
     EXPECT_TRUE(out.good()) << "cannot write " << path;
     return path;
   }
+  // Runs `tessera <command_> ARGS...` (command_: the subcommand words a suite sets, if any).
+  RunResult run(const std::vector<std::string>& args) {
+    std::vector<std::string> all = command_;
+    all.insert(all.end(), args.begin(), args.end());
+    return run_tessera(dir_, all);
+  }
+  // Runs with --json and returns the parsed document, after checking exit 0 and a clean stderr.
+  nlohmann::json run_json(std::vector<std::string> args) {
+    args.push_back("--json");
+    const RunResult r = run(args);
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(r.err.empty()) << describe(r);
+    try {
+      return nlohmann::json::parse(r.out);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "stdout is not JSON: " << e.what() << "\n" << describe(r);
+      return nlohmann::json::object();
+    }
+  }
   std::filesystem::path dir_;
+  std::vector<std::string> command_;
 };
 
 }  // namespace tessera::testing

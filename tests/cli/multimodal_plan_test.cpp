@@ -19,7 +19,6 @@ namespace fs = std::filesystem;
 
 class MultimodalPlanCli : public CliScratchTest {
  protected:
-  RunResult run(const std::vector<std::string>& args) { return run_tessera(dir_, args); }
   void expect_error_naming(const RunResult& r, const std::string& field) {
     EXPECT_EQ(r.signal, 0) << describe(r);
     EXPECT_EQ(r.exit_code, 2) << describe(r);

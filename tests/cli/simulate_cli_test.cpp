@@ -30,26 +30,7 @@ using Json = nlohmann::json;
 
 class SimulateCli : public CliScratchTest {
  protected:
-  RunResult run(const std::vector<std::string>& args) {
-    std::vector<std::string> all = {"simulate"};
-    all.insert(all.end(), args.begin(), args.end());
-    return run_tessera(dir_, all);
-  }
-
-  // Runs with --json and returns the parsed document (after checking exit 0 and a clean stderr).
-  Json run_json(std::vector<std::string> args) {
-    args.push_back("--json");
-    const RunResult r = run(args);
-    EXPECT_EQ(r.exit_code, 0) << describe(r);
-    EXPECT_TRUE(r.err.empty()) << describe(r);
-    try {
-      return Json::parse(r.out);
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << "stdout is not JSON: " << e.what() << "\n" << describe(r);
-      return Json::object();
-    }
-  }
-
+  SimulateCli() { command_ = {"simulate"}; }
 };
 
 // Exit 2, nothing on stdout, exactly one stderr line naming `field` before "(allowed:", no crash.
