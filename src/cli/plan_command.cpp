@@ -3,6 +3,7 @@
 // A multimodal model (or --data MIX) plans per-module GPU groups against the monolithic layout:
 // tessera plan --model mllm-72b-gen --data caption-like --cluster h800:1296 --gbs 1920 [--json] [--trace OUT]
 #include <cstdio>
+#include <filesystem>
 #include <mutex>
 
 #include <fmt/core.h>
@@ -13,6 +14,7 @@
 #include "io/chrome_trace.h"
 #include "io/data_mix_json.h"
 #include "io/gpu_catalog.h"
+#include "io/json_fields.h"
 #include "io/multimodal_json.h"
 #include "io/multimodal_report.h"
 #include "io/megatron_args.h"
@@ -106,9 +108,13 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
   sub->add_option("--seed", o->seed, "Multimodal: seed of the samples drawn from the mix")->capture_default_str();
   commands.add(sub, [o, sub]() {
     if (!o->data.empty() || !o->trace.empty() || is_multimodal_model(o->model)) {
-      if (!is_multimodal_model(o->model))
+      if (!is_multimodal_model(o->model)) {
+        // A file that is not even JSON: say so rather than "not a multimodal model".
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(o->model, ec)) (void)json_fields::parse_file(o->model, "model");
         throw Error("--model", "'" + o->model + "' is not a multimodal model (--data and --trace need one)",
                     "a built-in multimodal model or a multimodal model JSON");
+      }
       // Multimodal plans list the best of distinct backbone GPU counts: three unless asked.
       const std::int64_t top = sub->get_option("--top")->count() > 0 ? o->top : kDefaultMultimodalTop;
       return run_multimodal_plan({o->model, o->cluster, o->data, o->trace, o->fix, o->emit, o->gbs, o->seq, top,

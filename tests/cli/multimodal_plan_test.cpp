@@ -62,6 +62,8 @@ TEST_F(MultimodalPlanCli, JsonCarriesModulesBaselineAndBackboneMfu) {
 TEST_F(MultimodalPlanCli, BadInputNamesTheField) {
   expect_error_naming(run({"plan", "--model", "mllm-72b-gen", "--data", "no-such-mix", "--cluster", "h800:64"}), "data");
   expect_error_naming(run({"plan", "--model", "llama2-7b", "--data", "caption-like"}), "--model");
+  expect_error_naming(run({"plan", "--model", file("broken.json", "{\"modules\": [").string(), "--data", "caption-like"}),
+                      "malformed JSON");
   expect_error_naming(run({"plan", "--model", "llava-1.5-7b", "--seq", "100000", "--cluster", "h100-sxm-80gb:16"}), "--seq");
   expect_error_naming(run({"plan", "--model", "llava-1.5-7b", "--fix", "tp=2", "--cluster", "h100-sxm-80gb:16"}), "--fix");
   expect_error_naming(run({"plan", "--model", "llava-1.5-7b", "--gbs", "0", "--cluster", "h100-sxm-80gb:16"}), "gbs");
