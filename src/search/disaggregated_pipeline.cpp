@@ -1,15 +1,10 @@
 #include "search/disaggregated_pipeline.h"
 
 #include <algorithm>
-#include <limits>
 
 #include "core/units.h"
 
 namespace tessera {
-
-namespace {
-constexpr double kNoTime = std::numeric_limits<double>::infinity();
-}  // namespace
 
 Cluster sub_cluster(const Cluster& cluster, std::int64_t gpus) {
   Cluster c = cluster;
@@ -158,34 +153,38 @@ ExtendedPipeline extended_pipeline(const BackboneCandidate& b, const std::vector
   return x;
 }
 
+GroupStage group_stage(const MultimodalSpec& model, const Cluster& cluster, const BackboneCandidate& b,
+                       const ModuleGroup& group, const GroupOption& option) {
+  return {group_slot_times(model, cluster, group, b.loads, option.plan), group_transfer_s(model, cluster, b, group, option),
+          option.sync_s};
+}
+
 ExtendedPipeline extended_pipeline(const MultimodalSpec& model, const Cluster& cluster, const BackboneCandidate& b,
                                    const std::vector<ModuleGroup>& groups,
                                    const std::vector<const GroupOption*>& options) {
   std::vector<GroupStage> stages;
-  for (std::size_t k = 0; k < groups.size(); ++k)
-    stages.push_back({group_slot_times(model, cluster, groups[k], b.loads, options[k]->plan),
-                      group_transfer_s(model, cluster, b, groups[k], *options[k]), options[k]->sync_s});
+  for (std::size_t k = 0; k < groups.size(); ++k) stages.push_back(group_stage(model, cluster, b, groups[k], *options[k]));
   return extended_pipeline(b, groups, stages);
 }
 
-GroupStage group_envelope(const MultimodalSpec& model, const Cluster& cluster, const BackboneCandidate& b,
-                          const ModuleGroup& group, const std::vector<GroupOption>& options) {
-  GroupStage e;
-  const auto slots = static_cast<std::size_t>(b.loads.slots);
-  e.times.fwd_s.assign(slots, kNoTime);
-  e.times.bwd_s.assign(slots, kNoTime);
-  e.transfer_s = e.sync_s = kNoTime;
+std::vector<GroupStage> prefix_envelopes(const MultimodalSpec& model, const Cluster& cluster, const BackboneCandidate& b,
+                                         const ModuleGroup& group, const std::vector<GroupOption>& options) {
+  std::vector<GroupStage> out;
+  out.reserve(options.size());
   for (const auto& o : options) {
-    const GroupSlotTimes t = group_slot_times(model, cluster, group, b.loads, o.plan);
-    for (std::size_t j = 0; j < slots; ++j) {
-      e.times.fwd_s[j] = std::min(e.times.fwd_s[j], t.fwd_s[j]);
-      e.times.bwd_s[j] = std::min(e.times.bwd_s[j], t.bwd_s[j]);
+    GroupStage e = group_stage(model, cluster, b, group, o);
+    if (!out.empty()) {
+      const GroupStage& before = out.back();
+      for (std::size_t j = 0; j < e.times.fwd_s.size(); ++j) {
+        e.times.fwd_s[j] = std::min(e.times.fwd_s[j], before.times.fwd_s[j]);
+        e.times.bwd_s[j] = std::min(e.times.bwd_s[j], before.times.bwd_s[j]);
+      }
+      e.transfer_s = std::min(e.transfer_s, before.transfer_s);
+      e.sync_s = std::min(e.sync_s, before.sync_s);
     }
-    e.transfer_s = std::min(e.transfer_s, group_transfer_s(model, cluster, b, group, o));
-    e.sync_s = std::min(e.sync_s, o.sync_s);
+    out.push_back(std::move(e));
   }
-  if (options.empty()) e = GroupStage{{std::vector<double>(slots, 0.0), std::vector<double>(slots, 0.0)}, 0.0, 0.0};
-  return e;
+  return out;
 }
 
 }  // namespace tessera

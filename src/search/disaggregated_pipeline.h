@@ -69,12 +69,16 @@ struct GroupStage {
 };
 ExtendedPipeline extended_pipeline(const BackboneCandidate& backbone, const std::vector<ModuleGroup>& groups,
                                    const std::vector<GroupStage>& stages);
-// The lower envelope of a group's options: per slot the fastest forward and backward of any, the
-// shortest transfer and sync. The simulated makespan never decreases when a duration grows (each
-// op starts at the max of its predecessors' ends), so the step with every group at its envelope
-// bounds every split of this backbone from below.
-GroupStage group_envelope(const MultimodalSpec& model, const Cluster& cluster, const BackboneCandidate& backbone,
-                          const ModuleGroup& group, const std::vector<GroupOption>& options);
+// What one option of a group puts into the extended pipeline.
+GroupStage group_stage(const MultimodalSpec& model, const Cluster& cluster, const BackboneCandidate& backbone,
+                       const ModuleGroup& group, const GroupOption& option);
+// Lower envelopes of a group's options: element i holds, per slot, the fastest forward and
+// backward of options[0..i], and their shortest transfer and sync. The simulated makespan never
+// decreases when a duration grows (each op starts at the max of its predecessors' ends), so a step
+// with a group at an envelope bounds every choice among those options from below.
+std::vector<GroupStage> prefix_envelopes(const MultimodalSpec& model, const Cluster& cluster,
+                                         const BackboneCandidate& backbone, const ModuleGroup& group,
+                                         const std::vector<GroupOption>& options);
 ExtendedPipeline extended_pipeline(const MultimodalSpec& model, const Cluster& cluster, const BackboneCandidate& backbone,
                                    const std::vector<ModuleGroup>& groups,
                                    const std::vector<const GroupOption*>& options);

@@ -185,42 +185,32 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
       }
       entry.options.push_back(std::move(list));
     }
-    // One simulation with every group at its lower envelope bounds all of this count's splits.
+    // One simulation with every group at the envelope of all its options bounds every split of
+    // this count; prefix[k][i] is group k's envelope over its options [0..i] (ascending GPUs).
+    std::vector<std::vector<GroupStage>> prefix(G);
     std::vector<GroupStage> envelope;
-    for (std::size_t k = 0; k < G; ++k)
-      envelope.push_back(group_envelope(model, cluster, entry.backbone, groups[k], entry.options[k]));
+    const auto slots = static_cast<std::size_t>(entry.backbone.loads.slots);
+    const GroupStage no_work{{std::vector<double>(slots, 0.0), std::vector<double>(slots, 0.0)}, 0.0, 0.0};
+    for (std::size_t k = 0; k < G; ++k) {
+      prefix[k] = prefix_envelopes(model, cluster, entry.backbone, groups[k], entry.options[k]);
+      envelope.push_back(prefix[k].empty() ? no_work : prefix[k].back());
+    }
     const ExtendedPipeline lower = extended_pipeline(entry.backbone, groups, envelope);
     entry.envelope_bound_s = simulator().makespan(lower.costs) + lower.tail_s;
     ++out.simulated;
     if (entry.envelope_bound_s >= kth_upper_bound()) continue;
     // A bound per option of the first group: that option exactly, every other group at the
     // envelope of its options that still fit beside it (one simulation each).
-    if (G > 0) {
-      std::vector<std::vector<GroupStage>> prefix(G);  // prefix[k][i]: envelope of options[k][0..i]
-      for (std::size_t k = 1; k < G; ++k)
-        for (std::size_t i = 0; i < entry.options[k].size(); ++i) {
-          GroupStage e = group_envelope(model, cluster, entry.backbone, groups[k],
-                                        std::vector<GroupOption>{entry.options[k][i]});
-          if (i > 0) {
-            const GroupStage& before = prefix[k][i - 1];
-            for (std::size_t j = 0; j < e.times.fwd_s.size(); ++j) {
-              e.times.fwd_s[j] = std::min(e.times.fwd_s[j], before.times.fwd_s[j]);
-              e.times.bwd_s[j] = std::min(e.times.bwd_s[j], before.times.bwd_s[j]);
-            }
-            e.transfer_s = std::min(e.transfer_s, before.transfer_s);
-            e.sync_s = std::min(e.sync_s, before.sync_s);
-          }
-          prefix[k].push_back(std::move(e));
-        }
+    const bool every_group_has_options =
+        std::all_of(entry.options.begin(), entry.options.end(), [](const auto& list) { return !list.empty(); });
+    if (G > 0) entry.first_option_bound_s.assign(entry.options[0].size(), kInfinity);
+    if (G > 0 && every_group_has_options) {
       std::int64_t others_need = 0;
-      for (std::size_t k = 1; k < G; ++k) others_need += entry.options[k].empty() ? 0 : entry.options[k].front().gpus();
-      entry.first_option_bound_s.assign(entry.options[0].size(), kInfinity);
+      for (std::size_t k = 1; k < G; ++k) others_need += entry.options[k].front().gpus();
       for (std::size_t o = 0; o < entry.options[0].size(); ++o) {
         const GroupOption& first = entry.options[0][o];
         if (first.gpus() + others_need > spare) break;
-        std::vector<GroupStage> stages{GroupStage{group_slot_times(model, cluster, groups[0], entry.backbone.loads, first.plan),
-                                                  group_transfer_s(model, cluster, entry.backbone, groups[0], first),
-                                                  first.sync_s}};
+        std::vector<GroupStage> stages{group_stage(model, cluster, entry.backbone, groups[0], first)};
         bool fits = true;
         for (std::size_t k = 1; k < G && fits; ++k) {
           // Options of group k that fit beside this one (and the others' smallest).
