@@ -11,6 +11,7 @@ struct GpuSpec {
   std::string name;  // marketing name
   double bf16_tflops = 0;  // dense 16-bit tensor peak (BF16 == FP16 on every catalog part)
   double fp8_tflops = 0;   // dense FP8 peak; 0 = not supported
+  bool mxfp8 = false;      // block-scaled MXFP8 tensor cores (Blackwell)
   double hbm_gib = 0;
   double hbm_tbps = 0;             // HBM bandwidth, TB/s
   double nvlink_gbps = 0;          // intra-node bandwidth per GPU, GB/s, both directions summed

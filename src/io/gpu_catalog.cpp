@@ -27,6 +27,7 @@ GpuSpec gpu_from_json(const nlohmann::json& j, const std::string& path) {
   g.name = get_string_or(j, "name", p, g.key);
   g.bf16_tflops = get_number(j, "bf16_tflops", p);
   g.fp8_tflops = get_number_or(j, "fp8_tflops", p, 0.0);
+  g.mxfp8 = get_bool_or(j, "mxfp8", p, false);
   g.hbm_gib = get_number(j, "hbm_gib", p);
   g.hbm_tbps = get_number(j, "hbm_tbps", p);
   g.nvlink_gbps = get_number(j, "nvlink_gbps", p);
@@ -75,6 +76,7 @@ nlohmann::json gpu_to_json(const GpuSpec& g) {
           {"name", g.name},
           {"bf16_tflops", g.bf16_tflops},
           {"fp8_tflops", g.fp8_tflops},
+          {"mxfp8", g.mxfp8},
           {"hbm_gib", g.hbm_gib},
           {"hbm_tbps", g.hbm_tbps},
           {"nvlink_gbps", g.nvlink_gbps},

@@ -16,7 +16,9 @@ namespace {
 
 constexpr const char* kKeys =
     "tp, pp, dp, cp, ep, vpp, mb, gbs, seq, recompute, recompute_layers, sp, zero, precision, overlap_grad, "
-    "overlap_param, overlap_tp, overlap_p2p, p2p_sg, flash, first_stage_layers, last_stage_layers";
+    "overlap_param, overlap_tp, overlap_p2p, p2p_sg, flash, first_stage_layers, last_stage_layers, etp, "
+    "dispatcher, capacity_factor, force_balance, overlap_ep, delay_wgrad, fp8_recipe, fp8_param_gather, "
+    "recompute_modules, reshard";
 
 
 // Fills a plan from key -> text pairs (shorthand or JSON values rendered as text).
@@ -48,6 +50,16 @@ PlanRequest build(const std::map<std::string, std::string>& kv, const ModelSpec&
     else if (key == "p2p_sg") p.p2p_scatter_gather = parse_switch(key, value);
     else if (key == "first_stage_layers") p.first_stage_layers = parse_integer(value, key);
     else if (key == "last_stage_layers") p.last_stage_layers = parse_integer(value, key);
+    else if (key == "etp") p.etp = parse_integer(value, key);
+    else if (key == "dispatcher") p.dispatcher = parse_moe_dispatcher(value);
+    else if (key == "capacity_factor") p.capacity_factor = parse_number(value, key);
+    else if (key == "force_balance") p.force_balance = parse_switch(key, value);
+    else if (key == "overlap_ep") p.overlap_ep = parse_switch(key, value);
+    else if (key == "delay_wgrad") p.delay_wgrad = parse_switch(key, value);
+    else if (key == "fp8_recipe") p.fp8_recipe = parse_fp8_recipe(value);
+    else if (key == "fp8_param_gather") p.fp8_param_gather = parse_switch(key, value);
+    else if (key == "recompute_modules") p.recompute_modules = parse_recompute_modules(value);
+    else if (key == "reshard") p.reshard_after_forward = parse_switch(key, value);
     else throw Error("plan." + key, "unknown key", kKeys);
   }
   if (!gbs_given) throw Error("gbs", "missing from the plan", "gbs=N (sequences per optimizer step)");
@@ -77,6 +89,7 @@ std::string json_value_text(const std::string& key, const nlohmann::json& v) {
   if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
   if (v.is_number_unsigned()) return std::to_string(v.get<std::uint64_t>());  // range-checked by to_int
   if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+  if (v.is_number_float()) return fmt::format("{}", v.get<double>());
   throw Error("plan." + key, "expected an integer, string or boolean, got " + v.dump(), kKeys);
 }
 
@@ -141,7 +154,17 @@ nlohmann::json plan_to_json(const Plan& p, const Workload& w) {
           {"flash", p.flash_attention},
           {"p2p_sg", p.p2p_scatter_gather},
           {"first_stage_layers", p.first_stage_layers},
-          {"last_stage_layers", p.last_stage_layers}};
+          {"last_stage_layers", p.last_stage_layers},
+          {"etp", p.expert_tp()},
+          {"dispatcher", to_string(p.dispatcher)},
+          {"capacity_factor", p.capacity_factor},
+          {"force_balance", p.force_balance},
+          {"overlap_ep", p.overlap_ep},
+          {"delay_wgrad", p.delay_wgrad},
+          {"fp8_recipe", to_string(p.fp8_recipe)},
+          {"fp8_param_gather", p.fp8_param_gather},
+          {"recompute_modules", recompute_modules_text(p.recompute_modules)},
+          {"reshard", p.reshard_after_forward}};
 }
 
 std::string plan_to_shorthand(const Plan& p, const Workload& w) {
@@ -158,6 +181,17 @@ std::string plan_to_shorthand(const Plan& p, const Workload& w) {
   if (!p.p2p_scatter_gather) s += ",p2p_sg=0";
   if (p.first_stage_layers) s += fmt::format(",first_stage_layers={}", p.first_stage_layers);
   if (p.last_stage_layers) s += fmt::format(",last_stage_layers={}", p.last_stage_layers);
+  if (p.etp != 0 && p.etp != p.tp) s += fmt::format(",etp={}", p.etp);
+  if (p.dispatcher != MoeDispatcher::alltoall) s += fmt::format(",dispatcher={}", to_string(p.dispatcher));
+  if (p.capacity_factor != 0) s += fmt::format(",capacity_factor={}", p.capacity_factor);
+  if (p.force_balance) s += ",force_balance=1";
+  if (p.overlap_ep) s += ",overlap_ep=1";
+  if (p.delay_wgrad) s += ",delay_wgrad=1";
+  if (p.precision == Precision::fp8 && p.fp8_recipe != Fp8Recipe::tensorwise)
+    s += fmt::format(",fp8_recipe={}", to_string(p.fp8_recipe));
+  if (p.fp8_param_gather) s += ",fp8_param_gather=1";
+  if (p.recompute_modules) s += ",recompute_modules=" + recompute_modules_text(p.recompute_modules);
+  if (!p.reshard_after_forward) s += ",reshard=0";
   return s;
 }
 

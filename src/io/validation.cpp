@@ -95,14 +95,21 @@ constexpr std::int64_t kMaxAssumedVpp = 24;
 // Candidates re-scored with the simulated pipeline after ranking by the closed form.
 constexpr std::size_t kRescoredCandidates = 8;
 
-ValidationResult validate_row(const Row& r, PipelineModel pipeline) {
+const GpuSpec& row_gpu(const std::string& key, const std::vector<GpuSpec>* overrides) {
+  if (overrides != nullptr)
+    for (const GpuSpec& g : *overrides)
+      if (g.key == key) return g;
+  return find_gpu(key);
+}
+
+ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::vector<GpuSpec>* gpu_overrides) {
   ValidationResult out;
   out.id = r.get("id");
   out.model_name = r.get("model_name");
   out.metric = r.get("measured_metric");
   out.measured = r.number("measured_value");
   const ModelSpec model = row_model(r, out.assumed);
-  const GpuSpec& gpu = find_gpu(r.get("gpu"));
+  const GpuSpec& gpu = row_gpu(r.get("gpu"), gpu_overrides);
   const std::int64_t n = r.integer("n_gpus");
   out.n_gpus = n;
   const double nic = r.empty("inter_node_gbps") ? 0.0 : r.number("inter_node_gbps");
@@ -310,14 +317,15 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
   return cov / std::sqrt(va * vb);
 }
 
-ValidationReport validate_runs(const CsvTable& table, PipelineModel pipeline) {
+ValidationReport validate_runs(const CsvTable& table, PipelineModel pipeline,
+                               const std::vector<GpuSpec>* gpu_overrides) {
   ValidationReport report;
   const int id_col = table.column("id");
   if (id_col < 0) throw Error("csv.id", "column missing", "the validation README §1 columns");
   for (const auto& cells : table.rows) {
     const Row r{table, cells};
     try {
-      report.rows.push_back(validate_row(r, pipeline));
+      report.rows.push_back(validate_row(r, pipeline, gpu_overrides));
     } catch (const Error& e) {
       report.skipped.push_back({cells[static_cast<std::size_t>(id_col)], e.what()});
     }

@@ -11,6 +11,7 @@
 #include "cost/cost_model.h"
 #include "cost/estimate.h"
 #include "hardware/cluster.h"
+#include "hardware/gpu_spec.h"
 #include "io/csv_table.h"
 #include "model/model_spec.h"
 #include "plan/plan.h"
@@ -65,7 +66,10 @@ struct ValidationReport {
 };
 
 // `pipeline`: the pipeline term of every prediction (the simulator, or the closed form).
-ValidationReport validate_runs(const CsvTable& table, PipelineModel pipeline = PipelineModel::simulated);
+// `gpu_overrides`: GPU specs used instead of the catalog's entry of the same key (fitting and
+// leave-one-source-out checks vary calibration constants); nullptr = the catalog.
+ValidationReport validate_runs(const CsvTable& table, PipelineModel pipeline = PipelineModel::simulated,
+                               const std::vector<GpuSpec>* gpu_overrides = nullptr);
 
 // Spearman rank correlation (average ranks for ties). Returns 0 for fewer than 2 points or
 // a constant series.

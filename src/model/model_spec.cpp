@@ -26,6 +26,7 @@ void ModelSpec::validate() const {
   require_positive("model.vocab", vocab, kMaxVocab);
   require_positive("model.max_context", max_context, kMaxContext);
   require_non_negative("model.sliding_window", sliding_window, kMaxContext);
+  require_non_negative("model.mtp_layers", mtp_layers, kMaxLayers);
   if (attention == AttentionKind::gqa_swa && sliding_window == 0)
     throw Error("model.sliding_window", "gqa-swa needs a window", "an integer from 1");
   if (is_moe()) {
@@ -35,6 +36,16 @@ void ModelSpec::validate() const {
     require_non_negative("model.moe.dense_layers", moe.dense_layers, layers - 1);
     if (moe.dense_layers > 0) require_positive("model.ffn_hidden", ffn_hidden, kMaxWidth);
     require_positive("model.moe.experts", moe.experts, kMaxExperts);
+    require_positive("model.moe.layer_freq", moe.layer_freq, layers);
+    if (moe.layer_freq > 1) require_positive("model.ffn_hidden", ffn_hidden, kMaxWidth);
+    require_non_negative("model.moe.groups", moe.groups, moe.experts);
+    if (moe.groups > 0 && moe.experts % moe.groups != 0)
+      throw Error("model.moe.groups", "must divide the " + std::to_string(moe.experts) + " experts",
+                  "0 (no group-limited routing) or a divisor of the experts");
+    require_non_negative("model.moe.topk_groups", moe.topk_groups, moe.groups);
+    if (moe.groups > 0 && moe.topk_groups == 0)
+      throw Error("model.moe.topk_groups", "group-limited routing needs the groups each token may use",
+                  "an integer from 1 to " + std::to_string(moe.groups));
   } else {
     require_positive("model.ffn_hidden", ffn_hidden, kMaxWidth);
     if (moe.experts < 0 || moe.experts > 1)
@@ -66,6 +77,14 @@ const char* to_string(AttentionKind value) {
     case AttentionKind::mla: return "mla";
   }
   return "?";
+}
+const char* to_string(RouterScoring value) {
+  return value == RouterScoring::softmax ? "softmax" : "sigmoid";
+}
+RouterScoring parse_router_scoring(const std::string& text) {
+  if (text == "softmax") return RouterScoring::softmax;
+  if (text == "sigmoid") return RouterScoring::sigmoid;
+  throw Error("moe.scoring", "unknown value '" + text + "'", "softmax, sigmoid");
 }
 const char* to_string(NormType value) {
   return value == NormType::layernorm ? "layernorm" : "rmsnorm";

@@ -11,6 +11,9 @@ enum class MlpType { gelu, swiglu, relu2 };
 enum class AttentionKind { mha, gqa, gqa_swa, mla };
 enum class NormType { layernorm, rmsnorm };
 enum class PositionEmbedding { learned, rope, alibi };
+// How the router turns logits into expert scores: softmax (Mixtral, Qwen) or per-expert sigmoid
+// (DeepSeek-V3 §2.1.2, Megatron --moe-router-score-function sigmoid).
+enum class RouterScoring { softmax, sigmoid };
 
 // Mixture of experts. experts == 0 means a dense model.
 struct MoeSpec {
@@ -19,7 +22,15 @@ struct MoeSpec {
   std::int64_t expert_ffn_hidden = 0;  // intermediate width of one expert
   std::int64_t shared_experts = 0;     // always-active experts, each expert_ffn_hidden wide
   std::int64_t dense_layers = 0;       // leading layers with a dense MLP of ffn_hidden
+  // After the leading dense layers, one layer in every `layer_freq` is MoE, the last of each group
+  // (Llama 4's interleave_moe_layer_step: layers 1, 3, 5, ... with 2); the others are dense MLPs of
+  // ffn_hidden. 1 = every layer after the leading dense ones.
+  std::int64_t layer_freq = 1;
   bool router_bias = false;
+  RouterScoring scoring = RouterScoring::softmax;
+  // Group-limited routing (DeepSeek-V3 §2.1.2: 8 groups, top-4 groups): 0 = not grouped.
+  std::int64_t groups = 0;
+  std::int64_t topk_groups = 0;
 };
 
 // Multi-head latent attention (DeepSeek-V2/V3): low-rank Q and joint KV compression.
@@ -53,11 +64,30 @@ struct ModelSpec {
   bool attention_sinks = false;  // one learned sink logit per head per layer (GPT-OSS)
   bool dropout = false;          // hidden and attention dropout in training (GPT-3 era Megatron: 0.1)
   std::int64_t sliding_window = 0;  // gqa-swa: window of the local layers (every other layer)
+  bool qk_norm = false;             // RMSNorm on each head's query and key (Qwen3, OLMo 2)
+  // Multi-token prediction modules after the last layer (DeepSeek-V3 §2.2, HF
+  // num_nextn_predict_layers): each is an embedding-norm pair, a 2h -> h projection and one
+  // transformer layer of the model's last-layer kind, sharing the embedding and output head.
+  std::int64_t mtp_layers = 0;
   MoeSpec moe;
   MlaSpec mla;
 
   bool is_moe() const { return moe.experts > 1; }
-  std::int64_t moe_layers() const { return is_moe() ? layers - moe.dense_layers : 0; }
+  // Layer i (0-based, of the `layers` main layers) has a routed-expert MLP.
+  bool is_moe_layer(std::int64_t i) const {
+    if (!is_moe() || i < moe.dense_layers) return false;
+    return (i - moe.dense_layers) % moe.layer_freq == moe.layer_freq - 1;
+  }
+  // MoE layers among main layers [begin, end); allocation-free and O(1).
+  std::int64_t moe_layers_in(std::int64_t begin, std::int64_t end) const {
+    if (!is_moe()) return 0;
+    begin = begin < moe.dense_layers ? moe.dense_layers : begin;
+    if (end <= begin) return 0;
+    // j in [0, x) with j % f == f - 1 number floor(x / f); subtract the counts below each end.
+    const std::int64_t f = moe.layer_freq, d = moe.dense_layers;
+    return (end - d) / f - (begin - d) / f;
+  }
+  std::int64_t moe_layers() const { return moe_layers_in(0, layers); }
   std::int64_t dense_mlp_layers() const { return layers - moe_layers(); }
 
   // Throws tessera::Error naming the first invalid field.
@@ -67,6 +97,8 @@ struct ModelSpec {
 const char* to_string(MlpType value);
 const char* to_string(AttentionKind value);
 const char* to_string(NormType value);
+const char* to_string(RouterScoring value);
+RouterScoring parse_router_scoring(const std::string& text);    // throws Error("moe.scoring", ...)
 const char* to_string(PositionEmbedding value);
 MlpType parse_mlp_type(const std::string& text);                // throws Error("mlp", ...)
 AttentionKind parse_attention_kind(const std::string& text);    // throws Error("attention", ...)

@@ -48,10 +48,127 @@ Precision parse_precision(const std::string& text) {
   throw Error("precision", "unknown value '" + text + "'", "bf16, fp16, fp8");
 }
 
+const char* to_string(Fp8Recipe value) {
+  switch (value) {
+    case Fp8Recipe::delayed: return "delayed";
+    case Fp8Recipe::tensorwise: return "tensorwise";
+    case Fp8Recipe::blockwise: return "blockwise";
+    case Fp8Recipe::mxfp8: return "mxfp8";
+  }
+  return "?";
+}
+const char* to_string(MoeDispatcher value) {
+  switch (value) {
+    case MoeDispatcher::alltoall: return "alltoall";
+    case MoeDispatcher::allgather: return "allgather";
+    case MoeDispatcher::flex: return "flex";
+  }
+  return "?";
+}
+Fp8Recipe parse_fp8_recipe(const std::string& text) {
+  if (text == "delayed") return Fp8Recipe::delayed;
+  if (text == "tensorwise" || text == "current") return Fp8Recipe::tensorwise;
+  if (text == "blockwise") return Fp8Recipe::blockwise;
+  if (text == "mxfp8") return Fp8Recipe::mxfp8;
+  throw Error("fp8_recipe", "unknown value '" + text + "'", "delayed, tensorwise (current), blockwise, mxfp8");
+}
+MoeDispatcher parse_moe_dispatcher(const std::string& text) {
+  if (text == "alltoall") return MoeDispatcher::alltoall;
+  if (text == "allgather") return MoeDispatcher::allgather;
+  if (text == "flex") return MoeDispatcher::flex;
+  throw Error("dispatcher", "unknown value '" + text + "'", "alltoall, allgather, flex");
+}
+
+namespace {
+constexpr const char* kRecomputeModuleNames[] = {"core_attn", "moe_act", "layernorm", "mla_up_proj",
+                                                 "mlp", "moe", "shared_experts"};
+}  // namespace
+
+unsigned parse_recompute_modules(const std::string& text) {
+  unsigned bits = 0;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t plus = text.find('+', start);
+    const std::string name = text.substr(start, plus == std::string::npos ? std::string::npos : plus - start);
+    unsigned bit = 0;
+    for (unsigned i = 0; i < std::size(kRecomputeModuleNames); ++i)
+      if (name == kRecomputeModuleNames[i]) bit = 1u << i;
+    if (bit == 0)
+      throw Error("recompute_modules", "unknown module '" + name + "'",
+                  "core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts joined by '+'");
+    if (bits & bit) throw Error("recompute_modules", "'" + name + "' given twice", "each module once");
+    bits |= bit;
+    if (plus == std::string::npos) break;
+    start = plus + 1;
+  }
+  return bits;
+}
+
+std::string recompute_modules_text(unsigned modules) {
+  std::string text;
+  for (unsigned i = 0; i < std::size(kRecomputeModuleNames); ++i)
+    if (modules & (1u << i)) {
+      if (!text.empty()) text += '+';
+      text += kRecomputeModuleNames[i];
+    }
+  return text;
+}
+
 void Workload::validate() const {
   require_positive("gbs", global_batch, 1'000'000'000);
   require_positive("seq", seq_len, 100'000'000);
 }
+
+namespace {
+constexpr double kMaxCapacityFactor = 1000.0;
+
+// Expert layouts and MoE switches, with Megatron-Core's rules (megatron/core/transformer/
+// transformer_config.py __post_init__ and megatron/training/arguments.py, Megatron-LM main at
+// d98e8a64, 2026-08).
+void validate_moe_plan(const Plan& p, const ModelSpec& m) {
+  require_non_negative("etp", p.etp, kMaxDegree);
+  if (!m.is_moe()) {
+    if (p.etp > 1) throw Error("etp", "expert tensor parallelism needs an MoE model", "0 or 1");
+    if (p.overlap_ep) throw Error("overlap_ep", "needs an MoE model", "0");
+    if (p.capacity_factor != 0) throw Error("capacity_factor", "needs an MoE model", "0");
+  }
+  const std::int64_t ranks = saturating_product({p.dp, p.cp, p.tp});
+  if (m.is_moe() && ranks % saturating_product({p.expert_tp(), p.ep}) != 0)
+    throw Error("etp", "etp*ep = " + std::to_string(p.expert_tp() * p.ep) + " does not divide tp*cp*dp = " +
+                           std::to_string(ranks),
+                "etp with etp*ep dividing " + std::to_string(ranks) + ": " + divisors_of(ranks / p.ep));
+  if (!(p.capacity_factor >= 0 && p.capacity_factor <= kMaxCapacityFactor))
+    throw Error("capacity_factor", "got " + std::to_string(p.capacity_factor),
+                "0 (dropless) or a factor above 0 up to 1000");
+  if (p.overlap_ep) {
+    if (p.ep <= 1) throw Error("overlap_ep", "is only supported with expert parallelism (ep > 1)", "0 when ep = 1");
+    if (p.dispatcher == MoeDispatcher::allgather)
+      throw Error("overlap_ep", "is supported with the alltoall and flex dispatchers only", "0 with dispatcher=allgather");
+    if (p.recompute == Recompute::full)
+      throw Error("overlap_ep", "cannot be combined with full recompute", "0 with recompute=full");
+    if (p.selective_modules() & kRecomputeMoe)
+      throw Error("overlap_ep", "cannot be combined with recomputing the moe module", "0 with recompute_modules containing moe");
+    if (p.pp > 1 && p.vpp <= 1)
+      throw Error("overlap_ep", "needs an interleaved pipeline (vpp > 1) when pp > 1", "0, or vpp > 1");
+    if (m.mtp_layers > 1)
+      throw Error("overlap_ep", "supports at most one MTP layer", "0 for models with more than one MTP layer");
+  }
+  if (p.delay_wgrad && !p.overlap_ep)
+    throw Error("delay_wgrad", "needs overlap_ep (Megatron: delay_wgrad_compute requires overlap_moe_expert_parallel_comm)",
+                "0, or overlap_ep=1");
+  if (p.recompute_modules != 0 && p.recompute != Recompute::selective)
+    throw Error("recompute_modules", "only applies to selective recompute", "empty unless recompute=selective");
+  if (p.recompute_modules & ~kAllRecomputeModules)
+    throw Error("recompute_modules", "unknown module bits", recompute_modules_text(kAllRecomputeModules));
+  if ((p.selective_modules() & kRecomputeMlaUpProj) && m.attention != AttentionKind::mla)
+    throw Error("recompute_modules", "mla_up_proj needs multi-head latent attention", "modules without mla_up_proj");
+  const unsigned moe_only = kRecomputeMoeAct | kRecomputeMoe | kRecomputeSharedExperts;
+  if ((p.selective_modules() & moe_only) && !m.is_moe())
+    throw Error("recompute_modules", "moe_act, moe and shared_experts need an MoE model", "core_attn, layernorm, mlp");
+  if (p.fp8_param_gather && p.precision != Precision::fp8)
+    throw Error("fp8_param_gather", "needs precision=fp8", "0 unless precision=fp8");
+}
+}  // namespace
 
 void validate_plan(const Plan& p, const ModelSpec& m, const Cluster& c, const Workload& w) {
   w.validate();
@@ -100,6 +217,7 @@ void validate_plan(const Plan& p, const ModelSpec& m, const Cluster& c, const Wo
                             std::to_string(p.dp * p.cp * p.tp),
                   divisors_of(p.dp * p.cp * p.tp));
   }
+  validate_moe_plan(p, m);
   if (w.global_batch % saturating_product({p.dp, p.micro_batch}) != 0)
     throw Error("gbs", "global batch " + std::to_string(w.global_batch) +
                            " is not a multiple of dp*mb = " + std::to_string(p.dp * p.micro_batch),
@@ -111,6 +229,9 @@ void validate_plan(const Plan& p, const ModelSpec& m, const Cluster& c, const Wo
                 "gbs/(dp*mb) a multiple of pp");
   if (p.precision == Precision::fp8 && c.gpu.fp8_tflops <= 0)
     throw Error("precision", "fp8 is not supported on " + c.gpu.key, "bf16");
+  if (p.precision == Precision::fp8 && p.fp8_recipe == Fp8Recipe::mxfp8 && !c.gpu.mxfp8)
+    throw Error("fp8_recipe", "mxfp8 needs Blackwell-class tensor cores, not " + c.gpu.key,
+                "delayed, tensorwise, blockwise");
   require_non_negative("recompute_layers", p.recompute_layers, m.layers);
   if (p.recompute_layers > 0 && p.recompute != Recompute::full)
     throw Error("recompute_layers", "only applies to full recompute", "0 unless recompute=full");

@@ -17,6 +17,34 @@ namespace tessera {
 
 enum class OptimizerSharding { none, zero1, zero2, zero3 };
 enum class Precision { bf16, fp8 };
+// FP8 scaling recipes of Transformer Engine as Megatron-Core names them (--fp8-recipe, r0.13+):
+// per-tensor delayed scaling (amax history), per-tensor current scaling ("tensorwise"),
+// DeepSeek-V3's block-wise scaling (1x128 activation tiles, 128x128 weight blocks) and MXFP8
+// (32-element blocks with E8M0 scales; Blackwell only).
+enum class Fp8Recipe { delayed, tensorwise, blockwise, mxfp8 };
+// Megatron-Core's MoE token dispatchers (--moe-token-dispatcher-type): all-gather of every
+// token over the EP x ETP group, all-to-all among EP ranks, or "flex" (DeepEP / HybridEP fused
+// kernels that send each token once per destination node and forward it over NVLink).
+enum class MoeDispatcher { alltoall, allgather, flex };
+// Megatron --recompute-modules (with --recompute-granularity selective), as a bit set.
+enum RecomputeModule : unsigned {
+  kRecomputeCoreAttn = 1u << 0,       // attention core (Korthikanti's selective recompute)
+  kRecomputeMoeAct = 1u << 1,         // the experts' activation function
+  kRecomputeLayernorm = 1u << 2,      // input norms of attention and MLP
+  kRecomputeMlaUpProj = 1u << 3,      // MLA's q / kv up-projections (and rope)
+  kRecomputeMlp = 1u << 4,            // a dense MLP
+  kRecomputeMoe = 1u << 5,            // the whole MoE layer (router, dispatch, experts)
+  kRecomputeSharedExperts = 1u << 6,  // the shared experts
+};
+constexpr unsigned kAllRecomputeModules = (1u << 7) - 1;
+
+const char* to_string(Fp8Recipe value);
+const char* to_string(MoeDispatcher value);
+Fp8Recipe parse_fp8_recipe(const std::string& text);            // Error("fp8_recipe", ...)
+MoeDispatcher parse_moe_dispatcher(const std::string& text);    // Error("dispatcher", ...)
+// "core_attn+moe_act" <-> bits; "" <-> 0.
+unsigned parse_recompute_modules(const std::string& text);      // Error("recompute_modules", ...)
+std::string recompute_modules_text(unsigned modules);
 
 const char* to_string(OptimizerSharding value);
 const char* to_string(Precision value);
@@ -36,6 +64,10 @@ struct Plan {
   std::int64_t dp = 1;
   std::int64_t cp = 1;
   std::int64_t ep = 1;   // carved from dp x cp x tp of a stage (Megatron-Core), adds no GPUs
+  // Expert tensor parallelism (Megatron --expert-tensor-parallel-size, "MoE parallel folding"):
+  // expert layers regroup the stage's tp x cp x dp ranks as etp x ep x edp. 0 = tp (Megatron's
+  // default). expert_tp() gives the value in force.
+  std::int64_t etp = 0;
   std::int64_t vpp = 1;  // model chunks per pipeline stage (1 = plain 1F1B)
   std::int64_t micro_batch = 1;
   bool sequence_parallel = false;
@@ -49,6 +81,26 @@ struct Plan {
   bool overlap_param_gather = true;  // Megatron --overlap-param-gather
   bool overlap_tp_comm = false;      // Megatron --tp-comm-overlap (opt-in, needs TE userbuffers)
   bool overlap_p2p = true;           // async send/recv between stages
+  // MoE: the dispatcher, capacity (0 = dropless; > 0: tokens beyond capacity_factor x the mean
+  // load are dropped and expert buffers padded to it, Megatron --moe-expert-capacity-factor with
+  // --moe-pad-expert-input-to-capacity), forced balanced routing (--moe-router-force-load-balancing,
+  // what benchmark runs use), and the all-to-all overlapped with another micro-batch's compute
+  // (--overlap-moe-expert-parallel-comm, which needs --delay-wgrad-compute's split backward).
+  MoeDispatcher dispatcher = MoeDispatcher::alltoall;
+  double capacity_factor = 0;
+  bool force_balance = false;
+  bool overlap_ep = false;
+  bool delay_wgrad = false;
+  // FP8 (precision = fp8): the scaling recipe and whether parameters are kept and all-gathered in
+  // FP8 (--fp8-param-gather: no 16-bit weight copy).
+  Fp8Recipe fp8_recipe = Fp8Recipe::tensorwise;
+  bool fp8_param_gather = false;
+  // With recompute = selective: the Megatron modules recomputed (RecomputeModule bits); 0 means
+  // Megatron's default, core_attn.
+  unsigned recompute_modules = 0;
+  // ZeRO-3: re-shard parameters after each forward (FSDP reshard_after_forward, the default) or
+  // keep them gathered until the backward is done.
+  bool reshard_after_forward = true;
   bool flash_attention = true;       // fused attention (no s x s scores in memory)
   // Send 1/tp of each activation between stages and all-gather it over NVLink (SC'21 §4.1);
   // sequence parallelism gives the same split. DeepSpeed's pipeline engine sends it whole.
@@ -58,6 +110,12 @@ struct Plan {
   std::int64_t last_stage_layers = 0;
 
   std::int64_t gpus() const { return saturating_product({tp, pp, dp, cp}); }
+  std::int64_t expert_tp() const { return etp == 0 ? tp : etp; }
+  // Expert-data-parallel ranks: the stage's tp x cp x dp ranks over etp x ep.
+  std::int64_t expert_dp() const { return tp * cp * dp / (expert_tp() * ep); }
+  unsigned selective_modules() const {
+    return recompute != Recompute::selective ? 0u : (recompute_modules == 0 ? unsigned{kRecomputeCoreAttn} : recompute_modules);
+  }
   std::int64_t microbatches(const Workload& w) const { return w.global_batch / (dp * micro_batch); }
   // Layers of a chunk of `chunk_layers` whose forward is recomputed in backward (full recompute).
   std::int64_t recomputed_layers(std::int64_t chunk_layers) const {
