@@ -1,6 +1,7 @@
 #include "cost/collective_cost.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace tessera {
 
@@ -36,6 +37,46 @@ double all_to_all_time_s(double bytes, std::int64_t n, const GroupLink& link) {
 double p2p_time_s(double bytes, const GroupLink& link) {
   if (bytes <= 0) return 0.0;
   return bytes / link.bandwidth_bytes_per_s + link.latency_s;
+}
+
+namespace {
+// Members of a group of `ranks`, `stride` apart, that share a node with a given member.
+double members_per_node(std::int64_t ranks, std::int64_t stride, const Cluster& c) {
+  const std::int64_t span = std::max<std::int64_t>(1, c.gpus_per_node / std::max<std::int64_t>(1, stride));
+  return static_cast<double>(std::min(ranks, span));
+}
+}  // namespace
+
+double expert_all_to_all_time_s(double bytes, std::int64_t n, std::int64_t stride, const Cluster& c) {
+  if (n <= 1 || bytes <= 0) return 0.0;
+  const double ranks = static_cast<double>(n);
+  const double local = members_per_node(n, stride, c);
+  const double intra_bytes = bytes * (local - 1.0) / ranks;
+  const double inter_bytes = bytes * (ranks - local) / ranks;
+  const double intra_s = intra_bytes / c.intra_node.bandwidth_bytes_per_s;
+  const double inter_s = inter_bytes / c.inter_node.bandwidth_bytes_per_s;
+  // NCCL issues the sends to every peer at once (grouped point-to-point), so the latency is paid
+  // about once, not once per peer as in a ring.
+  const double latency_s = inter_bytes > 0 ? c.inter_node.latency_s : c.intra_node.latency_s;
+  return std::max(intra_s, inter_s) + latency_s;
+}
+
+double deduplicated_dispatch_time_s(double token_bytes, double tokens, std::int64_t top_k, std::int64_t n,
+                                    std::int64_t stride, const Cluster& c) {
+  if (n <= 1 || tokens <= 0 || token_bytes <= 0) return 0.0;
+  const double ranks = static_cast<double>(n);
+  const double local = members_per_node(n, stride, c);
+  const double nodes = std::ceil(ranks / local);
+  // Expected distinct other nodes a token's top_k experts fall in, experts spread evenly.
+  const double k = static_cast<double>(top_k);
+  const double remote_nodes = (nodes - 1.0) * (1.0 - std::pow(1.0 - 1.0 / nodes, k));
+  const double inter_bytes = tokens * token_bytes * remote_nodes;
+  // Inside each node every copy lands on its expert's GPU over NVLink (local ones and forwarded).
+  const double intra_bytes = tokens * token_bytes * k * (local - 1.0) / local;
+  const double intra_s = intra_bytes / c.intra_node.bandwidth_bytes_per_s;
+  const double inter_s = inter_bytes / c.inter_node.bandwidth_bytes_per_s;
+  const double latency_s = nodes > 1 ? c.inter_node.latency_s : c.intra_node.latency_s;
+  return std::max(intra_s, inter_s) + latency_s;
 }
 
 }  // namespace tessera

@@ -29,4 +29,19 @@ double reduce_scatter_time_s(double bytes, std::int64_t ranks, const GroupLink& 
 double all_to_all_time_s(double bytes, std::int64_t ranks, const GroupLink& link);
 double p2p_time_s(double bytes, const GroupLink& link);
 
+// All-to-all over a group of `ranks` members `stride` ranks apart, each rank holding `bytes` to
+// spread evenly over the members. Unlike a ring, an all-to-all cannot borrow other GPUs' NICs:
+// the share bound for other nodes leaves through this GPU's own NIC while the share for members
+// in the same node crosses NVLink, both at once (NCCL's alltoall is a set of point-to-point
+// sends). Both run at the tiers' NCCL bus bandwidth (the cluster's link efficiencies).
+double expert_all_to_all_time_s(double bytes, std::int64_t ranks, std::int64_t stride, const Cluster& cluster);
+// DeepEP-style dispatch (Megatron's "flex" dispatcher, DeepEP / HybridEP kernels; DeepSeek-V3
+// §3.2.2): each token crosses the network once per destination node and is forwarded to its
+// experts over NVLink there. `token_bytes` is one token's payload, `tokens` the tokens this rank
+// sends, `top_k` experts per token; the group spans `ranks` members `stride` apart.
+double deduplicated_dispatch_time_s(double token_bytes, double tokens, std::int64_t top_k,
+                                    std::int64_t ranks, std::int64_t stride, const Cluster& cluster);
+
+
+
 }  // namespace tessera

@@ -54,18 +54,15 @@ void add_layers(StageCost& s, const LayerCost& l, double count) {
   s.bwd_s += count * (l.bwd_s + l.recompute_s + l.comm_s * (1.0 - fwd_share));
 }
 
-// Layers of physical stage s that are dense (the leading dense layers of an MoE model).
-std::int64_t dense_layers_on_stage(const LayerSplit& split, std::int64_t s, std::int64_t pp,
-                                   std::int64_t leading_dense) {
-  if (leading_dense <= 0) return 0;
-  std::int64_t dense = 0;
+// MoE layers on physical stage s (its chunks s, s + pp, ...), from the model's layer pattern.
+std::int64_t moe_layers_on_stage(const ModelSpec& m, const LayerSplit& split, std::int64_t s, std::int64_t pp) {
+  if (!m.is_moe()) return 0;
+  std::int64_t moe = 0;
   for (std::int64_t k = s; k < split.virtual_stages; k += pp) {
     const std::int64_t start = split.virtual_stage_start(k);
-    if (start >= leading_dense) break;
-    const std::int64_t length = split.virtual_stage_layers(k);
-    dense += std::min(start + length, leading_dense) - start;
+    moe += m.moe_layers_in(start, start + split.virtual_stage_layers(k));
   }
-  return dense;
+  return moe;
 }
 
 // Reused simulation inputs and simulator (per thread: the planner evaluates in parallel).
@@ -173,17 +170,31 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, cons
     StageCost sc;
     const std::int64_t start = split.virtual_stage_start(k);
     const std::int64_t length = split.virtual_stage_layers(k);
-    const std::int64_t dense =
-        any_moe ? std::clamp<std::int64_t>(m.moe.dense_layers - start, 0, length) : length;
-    // Megatron's block method recomputes the first N layers of the chunk (dense ones first).
+    const std::int64_t moe = m.moe_layers_in(start, start + length);
+    // Megatron's block method recomputes the first N layers of the chunk.
     const std::int64_t recomputed = partial ? std::min(p.recompute_layers, length) : length;
-    const std::int64_t dense_recomputed = std::min(dense, recomputed);
-    add_layers(sc, dense_layer, static_cast<double>(dense_recomputed));
-    add_layers(sc, dense_plain, static_cast<double>(dense - dense_recomputed));
-    add_layers(sc, moe_layer, static_cast<double>(recomputed - dense_recomputed));
-    add_layers(sc, moe_plain, static_cast<double>(length - dense - (recomputed - dense_recomputed)));
+    const std::int64_t moe_recomputed = m.moe_layers_in(start, start + recomputed);
+    add_layers(sc, dense_layer, static_cast<double>(recomputed - moe_recomputed));
+    add_layers(sc, dense_plain, static_cast<double>(length - moe - (recomputed - moe_recomputed)));
+    add_layers(sc, moe_layer, static_cast<double>(moe_recomputed));
+    add_layers(sc, moe_plain, static_cast<double>(moe - moe_recomputed));
     if (k == 0) add_cost(sc, embed);
-    if (k == virtual_stages - 1) add_cost(sc, head);
+    if (k == virtual_stages - 1) {
+      add_cost(sc, head);
+      // Multi-token prediction modules follow the last layer on the last stage (Megatron-Core
+      // multi_token_prediction.py): a 2h -> h projection, one layer of the last layer's kind, and
+      // their own pass through the shared output head and loss.
+      if (m.mtp_layers > 0) {
+        const double count = static_cast<double>(m.mtp_layers);
+        add_layers(sc, m.is_moe_layer(m.layers - 1) ? moe_layer : dense_layer, count);
+        StageCost mtp_head = head;
+        const double projection = gemm_time_s(T, h / x.tp, 2.0 * h, 1.0, c.gpu, x.fp8);
+        mtp_head.compute_s += projection * (1.0 + kGemmBackwardOverForward);
+        mtp_head.fwd_s += projection;
+        mtp_head.bwd_s += projection * kGemmBackwardOverForward;
+        for (std::int64_t i = 0; i < m.mtp_layers; ++i) add_cost(sc, mtp_head);
+      }
+    }
     return sc;
   };
   auto stage_cost = [&](std::int64_t s) {
@@ -196,20 +207,24 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, cons
   // the identical middle stages.
   const std::int64_t pp = p.pp;
   std::int64_t special_end = 1;  // stages [0, special_end) are evaluated one by one
-  if (any_moe && m.moe.dense_layers > 0) {
-    while (special_end < pp - 1 && dense_layers_on_stage(split, special_end, pp, m.moe.dense_layers) > 0)
-      ++special_end;
+  if (any_moe) {
+    // Stages whose mix of dense and MoE layers differs from the middle stages' (leading dense
+    // layers; an alternating pattern that does not divide the chunk).
+    // An alternating pattern can differ on every stage: each is evaluated.
+    if (m.moe.layer_freq > 1) special_end = std::max<std::int64_t>(1, pp - 1);
+    const std::int64_t typical = pp > 2 ? moe_layers_on_stage(m, split, pp - 2, pp) : 0;
+    while (special_end < pp - 1 && moe_layers_on_stage(m, split, special_end, pp) != typical) ++special_end;
   }
   const std::int64_t microbatches = p.microbatches(w);
   const std::int64_t dp_ranks = p.dp * p.cp;  // gradients are reduced over dp x cp
-  const std::int64_t edp_ranks = std::max<std::int64_t>(1, dp_ranks / p.ep);
+  const std::int64_t edp_ranks = std::max<std::int64_t>(1, p.expert_dp());
   const GroupLink dp_link = group_link(c, p.tp, dp_ranks);
-  const GroupLink edp_link = group_link(c, p.tp * p.ep, edp_ranks);
+  const GroupLink edp_link = group_link(c, p.expert_tp() * p.ep, edp_ranks);
 
   auto stage_shape = [&](std::int64_t s) {
     StageShape shape;
     shape.layers = split.physical_stage_layers(s, pp);
-    shape.moe_layers = any_moe ? shape.layers - dense_layers_on_stage(split, s, pp, m.moe.dense_layers) : 0;
+    shape.moe_layers = moe_layers_on_stage(m, split, s, pp);
     shape.has_embedding = s == 0;
     shape.has_output_head = s == pp - 1;
     shape.recomputed_layers = 0;

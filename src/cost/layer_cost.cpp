@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cost/compute_cost.h"
+#include "cost/moe_layer_cost.h"
 #include "core/units.h"
 #include "model/parameter_count.h"
 
@@ -19,16 +20,130 @@ constexpr double kGemmBackwardOverForward = 2.0;
 // the tensor-parallel region: two norms (read + write each), two bias-dropout-residual adds
 // (read 2, write 1, mask) -- split by tp only with sequence parallelism.
 constexpr double kReplicatedElementwisePasses = 11.0;
+// Of those, the two norms (what --recompute-modules layernorm re-runs).
+constexpr double kNormPasses = 4.0;
 // Elementwise backward reads the saved input and the output gradient, writes the input gradient.
 constexpr double kElementwiseBackwardOverForward = 2.0;
 // Non-fused attention: scores written, softmax read + written, dropout read + written + mask,
 // in 16-bit elements of the s x s matrix per head (Korthikanti §4.1 accounting).
 constexpr double kUnfusedSoftmaxBytesPerScore = 11.0;
-// FP8 GEMMs cast their 16-bit inputs: read 2 bytes, write 1 (Transformer Engine current scaling).
-constexpr double kFp8CastBytesPerElement = 3.0;
+// FP8 GEMMs cast their 16-bit inputs: read 2 bytes, write 1 (Transformer Engine current scaling),
+// and the transposed copy the weight-gradient GEMM reads (TE's fused cast-transpose): 1 more.
+// Backward casts each GEMM's output gradient the same way. Weights are cast once per step.
+constexpr double kFp8CastBytesPerElement = 4.0;
+// Block-wise and MX scaling write per-block scales and compute the amax in the cast kernel.
+constexpr double kBlockScaledExtraBytesPerElement = 2.0;
 // Elementwise/normalisation kernels per layer forward (norms, bias-dropout-add, activation,
 // rope); backward launches about twice as many.
 constexpr double kElementwiseKernelsPerLayer = 8.0;
+// Of a layer's host operators, the share issued before the MoE router's routing counts are known
+// (the attention block and the router): the rest waits for the host sync.
+constexpr double kHostOpsBeforeRouting = 0.5;
+
+// Attention projections' forward time, and the part that MLA's up-projections take.
+struct ProjectionTimes {
+  double total_s = 0;
+  double up_projection_s = 0;  // MLA q / kv up-projections (--recompute-modules mla_up_proj)
+};
+
+double linear_time(const LayerContext& x, double m, double n, double k, double count = 1.0) {
+  return gemm_time_s(m, n, k, count, x.c.gpu, x.fp8);
+}
+
+// Multi-head latent attention (DeepSeek-V3 §2.1.1): the down-projections of q and of the joint
+// kv latent (+ the shared rope key) are replicated over tp ("duplicated" in Megatron-Core's
+// multi_latent_attention.py, d98e8a64) and run on the gathered sequence; the up-projections and
+// the output projection are split by tp.
+ProjectionTimes mla_projections(const LayerContext& x, double tokens) {
+  const MlaSpec& l = x.m.mla;
+  const double h = static_cast<double>(x.m.hidden);
+  const double heads = static_cast<double>(x.m.heads) / x.tp;
+  const double qk_head = static_cast<double>(l.qk_nope_head_dim + l.qk_rope_head_dim);
+  ProjectionTimes t;
+  double q_up = 0;
+  double q_down = 0;
+  if (l.q_lora_rank > 0) {
+    q_down = linear_time(x, tokens, static_cast<double>(l.q_lora_rank), h);
+    q_up = linear_time(x, tokens, heads * qk_head, static_cast<double>(l.q_lora_rank));
+  } else {
+    q_down = linear_time(x, tokens, heads * qk_head, h);
+  }
+  const double kv_down = linear_time(x, tokens, static_cast<double>(l.kv_lora_rank + l.qk_rope_head_dim), h);
+  const double kv_up = linear_time(x, tokens, heads * static_cast<double>(l.qk_nope_head_dim + l.v_head_dim),
+                                   static_cast<double>(l.kv_lora_rank));
+  const double out = linear_time(x, tokens, h, heads * static_cast<double>(l.v_head_dim));
+  t.up_projection_s = q_up + kv_up;
+  t.total_s = q_down + kv_down + t.up_projection_s + out;
+  return t;
+}
+
+ProjectionTimes attention_projections(const LayerContext& x, double q_width, double kv_width) {
+  if (x.m.attention == AttentionKind::mla) return mla_projections(x, x.tokens);
+  const double h = static_cast<double>(x.m.hidden);
+  return {linear_time(x, x.tokens, (q_width + 2.0 * kv_width) / x.tp, h) + linear_time(x, x.tokens, h, q_width / x.tp), 0.0};
+}
+
+// The attention core (scores and values) over the causal span, forward and backward.
+struct AttentionCoreTimes {
+  double fwd_s = 0, bwd_s = 0;
+};
+
+AttentionCoreTimes attention_core(const LayerContext& x, double qk_dim, double v_dim) {
+  const ModelSpec& m = x.m;
+  if (x.p.flash_attention) {
+    const auto per_token = forward_flops_per_token(m, x.seq_len, /*causal_span=*/x.causal);
+    const double flops = x.tokens * per_token.attention_core / static_cast<double>(m.layers) / x.tp;
+    const double fwd = attention_time_s(flops, x.c.gpu);
+    return {fwd, kFlashBackwardOverForward * fwd};
+  }
+  // Unfused: the full s x s matrix as batched GEMMs plus softmax/dropout traffic.
+  const double seq = static_cast<double>(x.seq_len);
+  const double heads = static_cast<double>(m.heads) / x.tp;
+  const double flops_gemm = 2.0 * x.tokens * seq * heads * (qk_dim + v_dim);
+  const double softmax_bytes = kUnfusedSoftmaxBytesPerScore * x.tokens * seq * heads;
+  const double fwd = flops_gemm / (x.c.gpu.peak_flops(false) * gemm_efficiency(seq, seq, qk_dim, x.c.gpu, false)) +
+                     memory_bound_time_s(softmax_bytes, x.c.gpu);
+  return {fwd, kGemmBackwardOverForward * fwd};
+}
+
+// A dense MLP's forward GEMMs over the layer's tokens, split by tp.
+double dense_mlp_gemms(const LayerContext& x) {
+  const double h = static_cast<double>(x.m.hidden);
+  const double f = static_cast<double>(x.m.ffn_hidden);
+  const double gate = x.m.mlp == MlpType::swiglu ? 2.0 : 1.0;
+  return linear_time(x, x.tokens, gate * f / x.tp, h) + linear_time(x, x.tokens, h, f / x.tp);
+}
+
+double fp8_cast_bytes(const Plan& p) {
+  const bool block_scaled = p.fp8_recipe == Fp8Recipe::blockwise || p.fp8_recipe == Fp8Recipe::mxfp8;
+  return kFp8CastBytesPerElement + (block_scaled ? kBlockScaledExtraBytesPerElement : 0.0);
+}
+
+// Tensor parallel: all-reduces (or all-gather + reduce-scatter with SP) around each TP-split
+// block, forward and backward, and again when the forward is recomputed (Megatron-LM, SC'21 §3.2
+// / Korthikanti §4.2.2). An MoE layer's routed experts stay on the sequence shard (the
+// dispatcher moves the tokens), so only its attention and shared experts pay them.
+double tensor_parallel_time(const LayerContext& x, bool moe, Recompute recompute, double gemm_fwd_s) {
+  if (x.p.tp <= 1) return 0.0;
+  const double one = all_reduce_time_s(kB16 * x.tokens * static_cast<double>(x.m.hidden), x.p.tp, x.tp_link);
+  const double blocks = moe && x.m.moe.shared_experts == 0 ? 1.0 : 2.0;
+  const double passes = recompute == Recompute::full ? 3.0 : 2.0;
+  double t = blocks * passes * one;
+  if (x.p.overlap_tp_comm) t = std::max(0.0, t - gemm_fwd_s * (1.0 + kGemmBackwardOverForward));
+  return t;
+}
+
+// Context parallel: ring exchange of K and V, overlapped with the attention of each step
+// (Megatron-Core context parallelism; backward also returns dK and dV).
+double context_parallel_time(const LayerContext& x, double kv_width, const AttentionCoreTimes& core,
+                             Recompute recompute) {
+  if (x.p.cp <= 1) return 0.0;
+  const double kv_bytes = kB16 * x.tokens * 2.0 * kv_width / x.tp;
+  const double ring_fwd = static_cast<double>(x.p.cp - 1) * p2p_time_s(kv_bytes, x.cp_link);
+  double t = std::max(0.0, ring_fwd - core.fwd_s) + std::max(0.0, 2.0 * ring_fwd - core.bwd_s);
+  if (recompute == Recompute::full) t += std::max(0.0, ring_fwd - core.fwd_s);
+  return t;
+}
 
 }  // namespace
 
@@ -38,134 +153,112 @@ LayerContext make_layer_context(const ModelSpec& model, const Cluster& cluster, 
                  static_cast<double>(plan.tp), {}, {}, {}};
   x.tp_link = group_link(cluster, 1, plan.tp);
   x.cp_link = group_link(cluster, plan.tp, plan.cp);
-  x.ep_link = group_link(cluster, plan.tp, plan.ep);
+  x.ep_link = group_link(cluster, plan.expert_tp(), plan.ep);
   return x;
 }
 
-namespace {
-
-double linear_time(const LayerContext& x, double m, double n, double k, double count = 1.0) {
-  return gemm_time_s(m, n, k, count, x.c.gpu, x.fp8);
-}
-
-}  // namespace
-
 LayerCost layer_cost(const LayerContext& x, bool moe, Recompute recompute) {
   const ModelSpec& m = x.m;
+  const Plan& p = x.p;
   const double T = x.tokens;
   const double h = static_cast<double>(m.hidden);
   const double t = x.tp;
   LayerCost cost;
 
-  // Attention projections.
-  double attn_gemm_fwd;
   double q_width = static_cast<double>(m.heads) * m.head_dim;
   double kv_width = static_cast<double>(m.kv_heads) * m.head_dim;
   double qk_dim = static_cast<double>(m.head_dim), v_dim = qk_dim;
   if (m.attention == AttentionKind::mla) {
-    const double weights = dense_layer_gemm_weights(m).attention;
-    attn_gemm_fwd = linear_time(x, T, weights / (h * t), h);
     qk_dim = static_cast<double>(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim);
     v_dim = static_cast<double>(m.mla.v_head_dim);
     q_width = kv_width = static_cast<double>(m.heads) * qk_dim;
-  } else {
-    attn_gemm_fwd = linear_time(x, T, (q_width + 2.0 * kv_width) / t, h) + linear_time(x, T, h, q_width / t);
   }
+  const ProjectionTimes projections = attention_projections(x, q_width, kv_width);
+  const AttentionCoreTimes core = attention_core(x, qk_dim, v_dim);
+  const MoeBlockCost block = moe ? moe_block_cost(x) : MoeBlockCost{};
+  const double mlp_gemm_fwd = moe ? 0.0 : dense_mlp_gemms(x);
+  const double gemm_fwd = projections.total_s + mlp_gemm_fwd;
 
-  // MLP.
-  const double gate_factor = m.mlp == MlpType::swiglu ? 2.0 : 1.0;
-  double mlp_gemm_fwd = 0;
-  double act_width = 0;  // MLP activation elements per token on this GPU
-  if (moe) {
-    const double f = static_cast<double>(m.moe.expert_ffn_hidden);
-    const double experts = static_cast<double>(m.moe.experts);
-    const double ep = static_cast<double>(x.p.ep);
-    const double local_experts = experts / ep;
-    const double tokens_per_expert = T * static_cast<double>(m.moe.top_k) * ep / experts;
-    mlp_gemm_fwd = linear_time(x, T, experts, h) +
-                   linear_time(x, tokens_per_expert, gate_factor * f / t, h, local_experts) +
-                   linear_time(x, tokens_per_expert, h, f / t, local_experts);
-    if (m.moe.shared_experts > 0) {
-      const double fs = f * static_cast<double>(m.moe.shared_experts);
-      mlp_gemm_fwd += linear_time(x, T, gate_factor * fs / t, h) + linear_time(x, T, h, fs / t);
-    }
-    act_width = f * static_cast<double>(m.moe.top_k + m.moe.shared_experts) / t;
-  } else {
-    const double f = static_cast<double>(m.ffn_hidden);
-    mlp_gemm_fwd = linear_time(x, T, gate_factor * f / t, h) + linear_time(x, T, h, f / t);
-    act_width = f / t;
-  }
-  const double gemm_fwd = attn_gemm_fwd + mlp_gemm_fwd;
-
-  // Attention core (scores and values) over the causal span.
-  const double seq = static_cast<double>(x.seq_len);
-  const double heads = static_cast<double>(m.heads) / t;
-  double attn_fwd, attn_bwd;
-  if (x.p.flash_attention) {
-    const auto per_token = forward_flops_per_token(m, x.seq_len, /*causal_span=*/x.causal);
-    const double flops = T * per_token.attention_core / static_cast<double>(m.layers) / t;
-    attn_fwd = attention_time_s(flops, x.c.gpu);
-    attn_bwd = kFlashBackwardOverForward * attn_fwd;
-  } else {
-    // Unfused: the full s x s matrix as batched GEMMs plus softmax/dropout traffic.
-    const double flops_gemm = 2.0 * T * seq * heads * (qk_dim + v_dim);
-    const double softmax_bytes = kUnfusedSoftmaxBytesPerScore * T * seq * heads;
-    attn_fwd = flops_gemm / (x.c.gpu.peak_flops(false) * gemm_efficiency(seq, seq, qk_dim, x.c.gpu, false)) +
-               memory_bound_time_s(softmax_bytes, x.c.gpu);
-    attn_bwd = kGemmBackwardOverForward * attn_fwd;
-  }
-
-  // Memory-bound elementwise work.
-  const double sp_divisor = x.p.sequence_parallel ? t : 1.0;
+  // Memory-bound elementwise work (the MoE block's activation and permutation are its own).
+  const double sp_divisor = p.sequence_parallel ? t : 1.0;
+  const double act_width = moe ? 0.0 : static_cast<double>(m.ffn_hidden) / t;
   const double act_passes = m.mlp == MlpType::swiglu ? 3.0 : 2.0;
   const double rope_passes = m.position == PositionEmbedding::rope ? 2.0 * (q_width + kv_width) / t : 0.0;
+  const double qk_norm_passes = m.qk_norm ? 2.0 * (q_width + kv_width) / t : 0.0;
+  const double norm_fwd = memory_bound_time_s(kB16 * T * kNormPasses * h / sp_divisor, x.c.gpu);
   double elementwise_bytes_fwd =
-      kB16 * T * (kReplicatedElementwisePasses * h / sp_divisor + act_passes * act_width + rope_passes);
+      kB16 * T * (kReplicatedElementwisePasses * h / sp_divisor + act_passes * act_width + rope_passes + qk_norm_passes);
+  double fp8_cast_bwd_s = 0;
   if (x.fp8) {
-    // Inputs of the four projection GEMMs are cast to FP8 (weights are cached across micro-batches).
-    elementwise_bytes_fwd += kFp8CastBytesPerElement * T * (2.0 * h / sp_divisor + q_width / t + act_width);
+    // Inputs of the projection and dense MLP GEMMs forward, their output gradients backward.
+    const double cast = fp8_cast_bytes(p);
+    elementwise_bytes_fwd += cast * T * (2.0 * h / sp_divisor + q_width / t + act_width);
+    fp8_cast_bwd_s = memory_bound_time_s(cast * T * ((q_width + 2.0 * kv_width) / t + 2.0 * h / sp_divisor +
+                                                      (moe ? 0.0 : 2.0 * act_width)), x.c.gpu);
   }
   const double elementwise_fwd = memory_bound_time_s(elementwise_bytes_fwd, x.c.gpu) +
                                  kElementwiseKernelsPerLayer * kKernelOverheadS;
-  const double elementwise_bwd = kElementwiseBackwardOverForward * elementwise_fwd;
+  const double elementwise_bwd = kElementwiseBackwardOverForward * elementwise_fwd + fp8_cast_bwd_s;
 
-  // The GPU runs behind the host unless its work is shorter than the host's dispatch.
-  const double host_fwd = kHostOpsPerLayerForward * kHostOpDispatchS;
-  cost.gpu_fwd_s = gemm_fwd + attn_fwd + elementwise_fwd;
-  cost.gpu_bwd_s = kGemmBackwardOverForward * gemm_fwd + attn_bwd + elementwise_bwd;
+  // GPU work, forward and backward; the MoE block's backward is twice its GEMMs and casts, once
+  // its router and permutation.
+  const double moe_bwd = kGemmBackwardOverForward * (block.expert_gemm_s + block.shared_gemm_s + block.fp8_cast_s) +
+                         kElementwiseBackwardOverForward * block.expert_act_s + block.router_s + block.permute_s;
+  cost.gpu_fwd_s = gemm_fwd + core.fwd_s + elementwise_fwd + block.compute_s();
+  cost.gpu_bwd_s = kGemmBackwardOverForward * gemm_fwd + core.bwd_s + elementwise_bwd + moe_bwd;
+
+  // Host dispatch. The GPU runs behind the host unless its work is shorter than the host's
+  // dispatch; an MoE layer's forward waits on the host for the routing counts, so its two halves
+  // each take the longer of the GPU's and the host's time (the host cannot run ahead past it).
+  const double host_fwd = (kHostOpsPerLayerForward + block.host_ops) * kHostOpDispatchS;
   cost.host_fwd_s = host_fwd;
   cost.host_bwd_s = kHostBackwardOverForward * host_fwd;
-  cost.fwd_s = std::max(gemm_fwd + attn_fwd + elementwise_fwd, host_fwd);
-  cost.bwd_s = std::max(kGemmBackwardOverForward * gemm_fwd + attn_bwd + elementwise_bwd,
-                        kHostBackwardOverForward * host_fwd);
+  const double ep_fwd = block.comm_s();
+  if (block.host_sync) {
+    const double gpu_before = projections.total_s + core.fwd_s + elementwise_fwd + block.router_s;
+    const double host_before = kHostOpsBeforeRouting * kHostOpsPerLayerForward * kHostOpDispatchS +
+                               block.host_ops * kHostOpDispatchS * kHostOpsBeforeRouting;
+    const double gpu_after = cost.gpu_fwd_s - gpu_before + ep_fwd;
+    const double with_comm = std::max(gpu_before, host_before) + std::max(gpu_after, host_fwd - host_before);
+    cost.fwd_s = std::max(cost.gpu_fwd_s, with_comm - ep_fwd);
+  } else {
+    // Communication runs on the GPU's streams while the host keeps issuing work.
+    cost.fwd_s = std::max(cost.gpu_fwd_s, host_fwd - ep_fwd);
+  }
+  cost.bwd_s = std::max(cost.gpu_bwd_s, cost.host_bwd_s - ep_fwd);
+
+  // Recompute: full re-runs the forward (dispatch included); selective re-runs the modules named.
+  const unsigned modules = recompute == Recompute::selective ? p.selective_modules() : 0u;
+  double recompute_comm = 0;
   switch (recompute) {
     case Recompute::none: break;
-    case Recompute::selective: cost.recompute_s = attn_fwd; break;
-    case Recompute::full: cost.recompute_s = cost.fwd_s; break;
+    case Recompute::full:
+      cost.recompute_s = cost.fwd_s;
+      recompute_comm = ep_fwd;
+      break;
+    case Recompute::selective:
+      if (modules & kRecomputeCoreAttn) cost.recompute_s += core.fwd_s;
+      if (modules & kRecomputeMlaUpProj) cost.recompute_s += projections.up_projection_s;
+      if (modules & kRecomputeLayernorm) cost.recompute_s += norm_fwd;
+      if (moe && (modules & kRecomputeMoeAct)) cost.recompute_s += block.expert_act_s;
+      if (!moe && (modules & kRecomputeMlp)) cost.recompute_s += mlp_gemm_fwd + memory_bound_time_s(kB16 * T * act_passes * act_width, x.c.gpu);
+      if (moe && (modules & kRecomputeSharedExperts)) cost.recompute_s += block.shared_gemm_s;
+      if (moe && (modules & kRecomputeMoe)) {
+        cost.recompute_s += block.compute_s() - ((modules & kRecomputeSharedExperts) ? block.shared_gemm_s : 0.0);
+        recompute_comm = ep_fwd;
+      }
+      break;
   }
 
-  // Tensor parallel: two all-reduces (or all-gather + reduce-scatter with SP) forward, two in
-  // backward, two more when the forward is recomputed (Megatron-LM, SC'21 §3.2 / Korthikanti §4.2.2).
-  if (x.p.tp > 1) {
-    const double one = all_reduce_time_s(kB16 * T * h, x.p.tp, x.tp_link);
-    const double count = recompute == Recompute::full ? 6.0 : 4.0;
-    double tp_comm = count * one;
-    if (x.p.overlap_tp_comm) tp_comm = std::max(0.0, tp_comm - (gemm_fwd * (1.0 + kGemmBackwardOverForward)));
-    cost.tp_s = tp_comm;
-  }
-  // Context parallel: ring exchange of K and V, overlapped with the attention of each step
-  // (Megatron-Core context parallelism; backward also returns dK and dV).
-  if (x.p.cp > 1) {
-    const double kv_bytes = kB16 * T * 2.0 * kv_width / t;
-    const double ring_fwd = static_cast<double>(x.p.cp - 1) * p2p_time_s(kv_bytes, x.cp_link);
-    cost.cp_s = std::max(0.0, ring_fwd - attn_fwd) + std::max(0.0, 2.0 * ring_fwd - attn_bwd);
-    if (recompute == Recompute::full) cost.cp_s += std::max(0.0, ring_fwd - attn_fwd);
-  }
-  // Expert parallel: dispatch and combine all-to-alls, forward and backward, not overlapped.
-  if (moe && x.p.ep > 1) {
-    const double routed_bytes = kB16 * T / sp_divisor * static_cast<double>(m.moe.top_k) * h;
-    const double one = all_to_all_time_s(routed_bytes, x.p.ep, x.ep_link);
-    cost.ep_s = (recompute == Recompute::full ? 6.0 : 4.0) * one;
+  cost.tp_s = tensor_parallel_time(x, moe, recompute, gemm_fwd);
+  cost.cp_s = context_parallel_time(x, kv_width, core, recompute);
+  if (moe) {
+    // Dispatch and combine forward, their reverses backward (and again when recomputed). With
+    // --overlap-moe-expert-parallel-comm another micro-batch's forward or backward runs under
+    // them (Megatron-Core's 1F1B A2A overlap), hiding up to that compute.
+    double ep = 2.0 * ep_fwd + recompute_comm;
+    if (p.overlap_ep) ep = std::max(0.0, ep - (cost.gpu_fwd_s + cost.gpu_bwd_s));
+    cost.ep_s = ep;
   }
   cost.comm_s = cost.tp_s + cost.cp_s + cost.ep_s;
   return cost;

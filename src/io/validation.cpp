@@ -50,6 +50,10 @@ struct Row {
 
 // The sliding window GPT-OSS uses on its local layers (model card); the schema has no column.
 constexpr std::int64_t kAssumedSlidingWindow = 128;
+// DeepSeek-V3's attention and routing (arXiv 2412.19437 §2.1, §4.2; HF config.json).
+constexpr MlaSpec kDeepSeekV3Mla{1536, 512, 128, 64, 128};
+constexpr std::int64_t kDeepSeekV3ExpertGroups = 8;
+constexpr std::int64_t kDeepSeekV3TopkGroups = 4;
 
 ModelSpec row_model(const Row& r, std::map<std::string, std::string>& assumed) {
   ModelSpec m;
@@ -78,9 +82,26 @@ ModelSpec row_model(const Row& r, std::map<std::string, std::string>& assumed) {
     m.moe.shared_experts = r.integer_or("n_shared_experts", 0);
     m.moe.dense_layers = r.integer_or("n_dense_layers", 0);
   }
+  if (experts > 1) m.moe.layer_freq = r.integer_or("moe_layer_freq", 1);
+  const std::string notes = r.get("notes");
   if (m.attention == AttentionKind::mla) {
-    m.attention = AttentionKind::mha;
-    assumed["attention"] = "mla approximated as mha with kv_heads = heads and the row's head_dim";
+    // Every mla row uses DeepSeek-V3's published dimensions (validation README §1).
+    m.mla = kDeepSeekV3Mla;
+    assumed["attention"] = "mla with DeepSeek-V3's dimensions (q/kv LoRA 1536/512, qk 128+64, v 128)";
+  }
+  // Multi-token prediction: the schema has no column; the DeepSeek-V3 recipes' notes name it
+  // ("recipe with MTP (1 layer ...)").
+  if (notes.find("with MTP (1 layer") != std::string::npos) {
+    m.mtp_layers = 1;
+    assumed["mtp_layers"] = "1 (from the notes)";
+  }
+  if (notes.find("QK-norm") != std::string::npos) m.qk_norm = true;
+  if (m.is_moe() && notes.find("DeepSeek-V3 arch") != std::string::npos) {
+    // DeepSeek-V3 §2.1.2: sigmoid scores with a per-expert bias, 8 groups, top-4 groups.
+    m.moe.scoring = RouterScoring::sigmoid;
+    m.moe.router_bias = true;
+    m.moe.groups = kDeepSeekV3ExpertGroups;
+    m.moe.topk_groups = kDeepSeekV3TopkGroups;
   }
   if (m.attention == AttentionKind::gqa_swa) {
     m.sliding_window = kAssumedSlidingWindow;
@@ -88,6 +109,43 @@ ModelSpec row_model(const Row& r, std::map<std::string, std::string>& assumed) {
   }
   m.validate();
   return m;
+}
+
+// MoE and FP8 settings the schema states in columns (etp) or only in the notes (routing,
+// capacity, dispatcher, EP overlap, FP8 scaling, recompute modules). Each reading is reported.
+void set_moe_and_fp8_knobs(const Row& r, const ModelSpec& model, Plan& p, std::map<std::string, std::string>& assumed) {
+  const std::string notes = r.get("notes");
+  const auto says = [&notes](const char* text) { return notes.find(text) != std::string::npos; };
+  if (model.is_moe()) {
+    if (!r.empty("etp")) p.etp = r.integer("etp");
+    if (says("orce-balanced") || says("force-balanced")) {
+      p.force_balance = true;
+      assumed["routing"] = "force-balanced (notes)";
+    } else if (says("capacity factor 1.0") || says("capacity 1.0")) {
+      p.capacity_factor = 1.0;
+      assumed["routing"] = "capacity factor 1.0 with padding (notes)";
+    }
+    if (says("flex dispatcher")) p.dispatcher = MoeDispatcher::flex;
+    if (says("moe_a2a_overlap True")) p.overlap_ep = p.delay_wgrad = true;
+    if (p.dispatcher != MoeDispatcher::alltoall || p.overlap_ep)
+      assumed["dispatcher"] = std::string(to_string(p.dispatcher)) + (p.overlap_ep ? " with EP overlap" : "") + " (notes)";
+  }
+  if (p.precision == Precision::fp8 && says("delayed scaling")) p.fp8_recipe = Fp8Recipe::delayed;
+  if (says("recompute of mla_up_proj") || says("RM='mla_up_proj'")) {
+    p.recompute_modules = kRecomputeMlaUpProj;
+    assumed["recompute_modules"] = "mla_up_proj (notes)";
+  }
+}
+
+// Expert tensor parallel sizes to try when the row leaves etp empty: Megatron's default (tp)
+// where the layout allows it, else 1.
+std::vector<std::int64_t> etp_candidates(const Row& r, const ModelSpec& model, const Plan& base) {
+  if (!model.is_moe() || !r.empty("etp")) return {base.etp};
+  std::vector<std::int64_t> out;
+  const std::int64_t ranks = base.tp * base.cp * base.dp;
+  for (std::int64_t e : {base.tp, std::int64_t{1}})
+    if (ranks % (e * base.ep) == 0 && std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
+  return out;
 }
 
 constexpr std::int64_t kMaxAssumedMicroBatch = 16;
@@ -127,6 +185,7 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::v
   base.cp = r.integer("cp");
   base.ep = r.integer_or("ep", 1);
   base.precision = parse_precision(r.get("precision"));
+  set_moe_and_fp8_knobs(r, model, base, out.assumed);
   // The schema has no attention-kernel column. FlashAttention (Dao et al., arXiv 2205.14135,
   // 2022) reached Megatron-LM and DeepSpeed as an option in 2023 and became the default with
   // Transformer Engine on Hopper; the Ampere runs on record (2021-2023 Megatron-LM, DeepSpeed,
@@ -182,15 +241,19 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::v
     Estimate estimate;
   };
   std::vector<Candidate> candidates;
+  const std::vector<std::int64_t> etps = etp_candidates(r, model, base);
+  for (auto etp : etps)
   for (auto mb : mbs)
     for (auto v : vpps)
       for (auto rc : recomputes)
         for (bool sp : sps)
           for (auto z : zeros) {
             Plan p = base;
+            p.etp = etp;
             p.micro_batch = mb;
             p.vpp = v;
             p.recompute = rc;
+            if (rc != Recompute::selective) p.recompute_modules = 0;
             p.sequence_parallel = sp;
             p.zero = z;
             try {
@@ -221,6 +284,7 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::v
     throw Error("plan", "no valid value for the unknown knobs", "");
   }
   if (r.empty("micro_batch")) out.assumed["micro_batch"] = std::to_string(best_plan.micro_batch);
+  if (model.is_moe() && r.empty("etp")) out.assumed["etp"] = std::to_string(best_plan.expert_tp());
   if (r.empty("vpp")) out.assumed["vpp"] = std::to_string(best_plan.vpp);
   if (r.empty("recompute")) out.assumed["recompute"] = to_string(best_plan.recompute);
   if (r.empty("sequence_parallel") && base.tp > 1) out.assumed["sequence_parallel"] = best_plan.sequence_parallel ? "yes" : "no";

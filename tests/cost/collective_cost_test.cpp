@@ -109,5 +109,42 @@ TEST(CollectiveCost, GroupLinkAcrossNodesIsMinOfNvlinkAndKNics) {
   }
 }
 
+
+// Expert-parallel all-to-all by hand on DGX H100 nodes (8 GPUs, NVLink 900 GB/s both ways = 450
+// one way x 0.80 NCCL efficiency = 360 GB/s; NIC 400 Gb/s = 50 GB/s x 0.85 = 42.5 GB/s).
+TEST(CollectiveCost, ExpertAllToAllInsideANodeByHand) {
+  const Cluster c = make_cluster(find_gpu("h100-sxm-80gb"), 64);
+  const double bytes = 134.2e6;  // Qwen3-235B: 2048 tokens x top-8 x 4096 x 2 bytes
+  // ep 8 at stride 1: all 8 members in the node; 7/8 of the data crosses NVLink.
+  const double want = bytes * 7.0 / 8.0 / 360e9 + kNvlinkLatencyS;
+  EXPECT_LT(rel_err(expert_all_to_all_time_s(bytes, 8, 1, c), want), 1e-9);
+  EXPECT_NEAR(c.intra_node.bandwidth_bytes_per_s, 360e9, 1e3);
+}
+
+TEST(CollectiveCost, ExpertAllToAllAcrossNodesUsesOwnNic) {
+  const Cluster c = make_cluster(find_gpu("h100-sxm-80gb"), 256);
+  const double bytes = 134.2e6;
+  // ep 32 at stride 1 spans 4 nodes: 7/32 over NVLink, 24/32 through this GPU's NIC at once.
+  const double inter = bytes * 24.0 / 32.0 / 42.5e9, intra = bytes * 7.0 / 32.0 / 360e9;
+  const double want = std::max(inter, intra) + kNetworkLatencyS;
+  EXPECT_LT(rel_err(expert_all_to_all_time_s(bytes, 32, 1, c), want), 1e-9);
+  // Members 4 apart (expert tensor parallel 4): 2 per node, 30/32 of the data crosses the NIC.
+  const double strided = bytes * 30.0 / 32.0 / 42.5e9 + kNetworkLatencyS;
+  EXPECT_LT(rel_err(expert_all_to_all_time_s(bytes, 32, 4, c), strided), 1e-9);
+}
+
+TEST(CollectiveCost, DeduplicatedDispatchSendsEachTokenOncePerNode) {
+  const Cluster c = make_cluster(find_gpu("h100-sxm-80gb"), 16);
+  const double token = 2048.0 * 2.0, tokens = 4096;
+  // ep 16 over 2 nodes, top-8: a token reaches the other node unless all 8 experts are local,
+  // 1 - (1/2)^8 of the time; the k copies then spread inside the nodes over NVLink.
+  const double inter = tokens * token * (1.0 - std::pow(0.5, 8)) / 42.5e9;
+  const double intra = tokens * token * 8.0 * 7.0 / 8.0 / 360e9;
+  const double want = std::max(inter, intra) + kNetworkLatencyS;
+  EXPECT_LT(rel_err(deduplicated_dispatch_time_s(token, tokens, 8, 16, 1, c), want), 1e-9);
+  // Never more network bytes than the plain all-to-all of the same tokens.
+  EXPECT_LE(deduplicated_dispatch_time_s(token, tokens, 8, 16, 1, c),
+            expert_all_to_all_time_s(tokens * 8.0 * token, 16, 1, c));
+}
 }  // namespace
 }  // namespace tessera

@@ -1,0 +1,136 @@
+#include "cost/moe_layer_cost.h"
+
+#include <algorithm>
+
+#include "cost/collective_cost.h"
+#include "cost/compute_cost.h"
+#include "cost/expert_load.h"
+#include "core/units.h"
+
+namespace tessera {
+
+namespace {
+
+constexpr double kB16 = units::kBytesBf16;
+constexpr double kFp32 = units::kBytesFp32;
+// Router work beyond its GEMM, per token and expert, in fp32 elements read or written: logits
+// upcast, score function, top-k selection, the probabilities' scatter into the routing map, and
+// the aux-loss statistics (router.py: TopKRouter.routing, moe_utils.topk_softmax_with_capacity).
+constexpr double kRouterPassesPerScore = 8.0;
+// Group-limited routing (DeepSeek-V3) adds group scores, a group top-k and a mask pass.
+constexpr double kGroupRoutingExtraPasses = 3.0;
+// Permutation: gather the routed copies (read h, write k h per token), and the reverse with the
+// probability weighting on the way back (moe_utils.permute / unpermute).
+constexpr double kPermuteCopies = 2.0;
+// FP8 GEMM input cast with Transformer Engine (read 16-bit, write FP8 and its transpose for the
+// weight-gradient GEMM): 2 + 1 + 1 bytes per element.
+constexpr double kFp8CastTransposeBytesPerElement = 4.0;
+// Block-wise and MX scaling also write a scale per block (1x128 tiles / 32-element blocks) and
+// cannot fuse the amax into the previous kernel: about one more pass of the 16-bit input.
+constexpr double kBlockScaledExtraBytesPerElement = 2.0;
+
+// Host operators of one MoE block's forward, read off Megatron-Core's forward path (d98e8a64):
+// router (GEMM, score function, top-k, probabilities, routing map, aux loss and its logging),
+// dispatcher preprocessing (token counts per expert and rank, splits), permutation, the
+// collectives, the per-local-expert sort, the experts (grouped GEMMs, activation), and the
+// reverse path. Counted with unfused permutation; each FP8 grouped GEMM adds amax, scale update,
+// a multi-tensor quantise of every local expert's slice and its transpose (TE GroupedLinear).
+constexpr double kRouterHostOps = 25.0;
+constexpr double kDispatcherHostOps = 60.0;
+constexpr double kExpertsHostOps = 10.0;
+constexpr double kFp8HostOpsPerGroupedGemm = 4.0;
+constexpr double kExpertGemmsPerExpert = 2.0;  // fc1 (gate and up fused) and fc2
+
+double fp8_cast_bytes_per_element(const Plan& p) {
+  const bool block_scaled = p.fp8_recipe == Fp8Recipe::blockwise || p.fp8_recipe == Fp8Recipe::mxfp8;
+  return kFp8CastTransposeBytesPerElement + (block_scaled ? kBlockScaledExtraBytesPerElement : 0.0);
+}
+
+// One dispatch of the plan's dispatcher: `routed_bytes` is what this rank sends (k copies per
+// token), `token_bytes` one token.
+double dispatch_time_s(const LayerContext& x, double tokens, double token_bytes, double load) {
+  const Plan& p = x.p;
+  const std::int64_t k = x.m.moe.top_k;
+  const std::int64_t stride = p.expert_tp();
+  switch (p.dispatcher) {
+    case MoeDispatcher::alltoall:
+      return expert_all_to_all_time_s(tokens * static_cast<double>(k) * token_bytes * load, p.ep, stride, x.c);
+    case MoeDispatcher::flex:
+      return deduplicated_dispatch_time_s(token_bytes * load, tokens, k, p.ep, stride, x.c);
+    case MoeDispatcher::allgather: {
+      // Every token to every member of the ep x etp group (token_dispatcher.py, MoEAllGather).
+      const std::int64_t members = p.ep * p.expert_tp();
+      const GroupLink link = group_link(x.c, 1, members);
+      return all_gather_time_s(tokens * token_bytes * static_cast<double>(members), members, link);
+    }
+  }
+  return 0.0;
+}
+
+}  // namespace
+
+MoeBlockCost moe_block_cost(const LayerContext& x) {
+  const ModelSpec& m = x.m;
+  const Plan& p = x.p;
+  MoeBlockCost c;
+  const double h = static_cast<double>(m.hidden);
+  const double experts = static_cast<double>(m.moe.experts);
+  const double k = static_cast<double>(m.moe.top_k);
+  const double f = static_cast<double>(m.moe.expert_ffn_hidden);
+  const double etp = static_cast<double>(p.expert_tp());
+  const double ep = static_cast<double>(p.ep);
+  const double gate = m.mlp == MlpType::swiglu ? 2.0 : 1.0;
+  const double load = expert_load_factor(p);
+  // Tokens this rank routes: its sequence-parallel shard (all of them without tensor parallelism).
+  const double tokens = p.sequence_parallel ? x.tokens / x.tp : x.tokens;
+
+  // Router: a 16-bit GEMM to expert logits (Megatron keeps it out of FP8), then fp32 scoring.
+  c.router_s = gemm_time_s(tokens, experts, h, 1.0, x.c.gpu, false);
+  const double passes = kRouterPassesPerScore + (m.moe.groups > 0 ? kGroupRoutingExtraPasses : 0.0);
+  c.router_s += memory_bound_time_s(kFp32 * passes * tokens * experts, x.c.gpu) + kKernelOverheadS * passes;
+
+  // Permute the k routed copies out and back (capacity padding moves the padded rows too).
+  c.permute_s = memory_bound_time_s(kPermuteCopies * kB16 * tokens * h * (1.0 + k * load), x.c.gpu);
+
+  // Experts: this etp group's local experts see etp x tokens x k x load routed copies in all,
+  // each GPU computing 1/etp of every expert's width (moe/experts.py, TEGroupedMLP).
+  const double local_experts = experts / ep;
+  const double copies = etp * tokens * k * load;
+  const double per_expert = copies / local_experts;
+  c.expert_gemm_s = gemm_time_s(per_expert, gate * f / etp, h, local_experts, x.c.gpu, x.fp8) +
+                    gemm_time_s(per_expert, h, f / etp, local_experts, x.c.gpu, x.fp8);
+  const double act_passes = m.mlp == MlpType::swiglu ? 3.0 : 2.0;
+  c.expert_act_s = memory_bound_time_s(kB16 * act_passes * copies * f / etp, x.c.gpu);
+  if (x.fp8) {
+    const double cast = fp8_cast_bytes_per_element(p);
+    c.fp8_cast_s = memory_bound_time_s(cast * copies * (h + f / etp), x.c.gpu) +
+                   kKernelOverheadS * kExpertGemmsPerExpert * local_experts;
+  }
+  if (m.moe.shared_experts > 0) {
+    // A dense MLP over the layer's tokens, split by tp (moe/shared_experts.py).
+    const double fs = f * static_cast<double>(m.moe.shared_experts);
+    c.shared_gemm_s = gemm_time_s(x.tokens, gate * fs / x.tp, h, 1.0, x.c.gpu, x.fp8) +
+                      gemm_time_s(x.tokens, h, fs / x.tp, 1.0, x.c.gpu, x.fp8) +
+                      memory_bound_time_s(kB16 * act_passes * x.tokens * fs / x.tp, x.c.gpu);
+  }
+
+  // Dispatch and combine in 16-bit (the combine returns the experts' outputs by the same route).
+  c.dispatch_s = dispatch_time_s(x, tokens, kB16 * h, load);
+  c.combine_s = c.dispatch_s;
+  if (p.expert_tp() > 1) {
+    // Routed tokens gathered over the etp group before fc1, reduce-scattered after fc2.
+    const GroupLink link = group_link(x.c, 1, p.expert_tp());
+    const double gathered = kB16 * copies * h;
+    c.etp_comm_s = all_gather_time_s(gathered, p.expert_tp(), link) +
+                   reduce_scatter_time_s(gathered, p.expert_tp(), link);
+  }
+
+  c.host_ops = kRouterHostOps + kDispatcherHostOps + kExpertsHostOps;
+  if (x.fp8) c.host_ops += kFp8HostOpsPerGroupedGemm * kExpertGemmsPerExpert;
+  // The dispatcher needs the token counts on the host before its collective or to size buffers
+  // (token_dispatcher.py: cuda_sync_point "before_ep_alltoall" / "before_finish").
+  c.host_sync = p.ep > 1 || p.tp > 1;
+  return c;
+}
+
+}  // namespace tessera

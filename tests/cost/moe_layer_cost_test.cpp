@@ -1,0 +1,131 @@
+// The MoE block (cost/moe_layer_cost.h) and MoE plans through estimate(): expert GEMM work by
+// hand, its invariance under expert tensor parallelism, and monotone properties a planner relies
+// on -- more routing imbalance, a larger capacity factor or removing the EP overlap never makes a
+// step faster; FP8 is never slower than BF16 for the same plan when GEMMs dominate.
+#include "cost/moe_layer_cost.h"
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "cost/compute_cost.h"
+#include "cost/cost_model.h"
+#include "cost/expert_load.h"
+#include "io/gpu_catalog.h"
+#include "io/model_source.h"
+#include "io/plan_text.h"
+
+namespace tessera {
+namespace {
+
+struct Job {
+  ModelSpec model;
+  Cluster cluster;
+  PlanRequest request;
+  double time_s() const { return estimate(model, cluster, request.plan, request.workload).iteration_time_s; }
+};
+
+Job job(const std::string& model, const std::string& cluster, const std::string& plan) {
+  Job j{builtin_model(model), load_cluster(cluster), {}};
+  j.request = load_plan(plan, j.model, j.cluster);
+  return j;
+}
+
+LayerContext context(const Job& j) {
+  const Plan& p = j.request.plan;
+  const double tokens = double(p.micro_batch) * double(j.request.workload.seq_len) / double(p.cp);
+  return make_layer_context(j.model, j.cluster, p, j.request.workload.seq_len, tokens, true);
+}
+
+const char* kDeepSeek = "tp=2,pp=8,ep=64,etp=1,gbs=4096,seq=4096,zero=1,recompute=selective,recompute_modules=mla_up_proj";
+
+TEST(MoeLayerCost, ExpertGemmsAreTheRoutedFlopsByHand) {
+  // DeepSeek-V3 on 512 H100: each tp rank routes 4096 / 2 = 2048 tokens to 8 experts; the 4 local
+  // experts see 2048 x 8 copies in all (balanced), 4096 each: fc1 4096 x 4096 x 7168, fc2
+  // 4096 x 7168 x 2048 per expert.
+  const Job j = job("deepseek-v3", "h100-sxm-80gb:512", std::string(kDeepSeek) + ",capacity_factor=1");
+  const LayerContext x = context(j);
+  const MoeBlockCost b = moe_block_cost(x);
+  const GpuSpec& g = j.cluster.gpu;
+  const double want = gemm_time_s(4096, 2 * 2048, 7168, 4, g, false) + gemm_time_s(4096, 7168, 2048, 4, g, false);
+  EXPECT_NEAR(b.expert_gemm_s, want, 1e-12);
+  EXPECT_TRUE(b.host_sync);
+}
+
+TEST(MoeLayerCost, ExpertTensorParallelKeepsTheWorkPerRank) {
+  // etp splits each expert's width but gathers etp x the tokens: the FLOPs per rank do not change,
+  // only the GEMM shapes (and the etp all-gather / reduce-scatter appears).
+  const Job a = job("mixtral-8x7b", "h100-sxm-80gb:64", "tp=4,ep=8,etp=1,gbs=512,seq=4096,force_balance=1");
+  const Job b = job("mixtral-8x7b", "h100-sxm-80gb:64", "tp=4,ep=8,etp=2,gbs=512,seq=4096,force_balance=1");
+  const MoeBlockCost ca = moe_block_cost(context(a)), cb = moe_block_cost(context(b));
+  EXPECT_EQ(ca.etp_comm_s, 0.0);
+  EXPECT_GT(cb.etp_comm_s, 0.0);
+  // Same FLOPs at nearly the same shape efficiency: within the efficiency curve's change.
+  EXPECT_NEAR(cb.expert_gemm_s / ca.expert_gemm_s, 1.0, 0.1);
+}
+
+TEST(MoeLayerCost, MoreImbalanceOrCapacityNeverFaster) {
+  const char* plans[] = {kDeepSeek, "tp=1,pp=1,ep=16,gbs=1024,seq=4096,zero=1,precision=fp8",
+                         "tp=4,ep=128,etp=4,gbs=1024,seq=8192,zero=1"};
+  const char* models[] = {"deepseek-v3", "qwen3-30b-a3b", "llama4-maverick"};
+  const char* clusters[] = {"h100-sxm-80gb:512", "h100-sxm-80gb:16", "h100-sxm-80gb:512"};
+  for (int i = 0; i < 3; ++i) {
+    double previous = 0;
+    for (const char* routing : {",force_balance=1", ",capacity_factor=1.1", "", ",capacity_factor=1.5", ",capacity_factor=2"}) {
+      const Job j = job(models[i], clusters[i], std::string(plans[i]) + routing);
+      const double t = j.time_s();
+      EXPECT_GE(t, previous) << models[i] << routing;
+      previous = t;
+    }
+  }
+  // The aux-loss default sits between forced balance and a 1.5 capacity.
+  EXPECT_GT(kAuxLossMaxLoadFactor, 1.0);
+  EXPECT_LT(kAuxLossMaxLoadFactor, 1.5);
+}
+
+TEST(MoeLayerCost, RemovingExpertParallelOverlapNeverFaster) {
+  for (const char* plan : {"tp=2,pp=8,vpp=4,ep=32,etp=1,gbs=2048,seq=4096,zero=1,precision=fp8,force_balance=1",
+                           "tp=1,pp=1,ep=16,gbs=1024,seq=4096,zero=1,precision=fp8,dispatcher=flex"}) {
+    const std::string model = std::string(plan).find("ep=32") != std::string::npos ? "qwen3-235b-a22b" : "qwen3-30b-a3b";
+    const std::string cluster = model == "qwen3-235b-a22b" ? "h100-sxm-80gb:256" : "h100-sxm-80gb:16";
+    const Job off = job(model, cluster, plan);
+    const Job on = job(model, cluster, std::string(plan) + ",overlap_ep=1,delay_wgrad=1");
+    EXPECT_GE(off.time_s(), on.time_s()) << plan;
+  }
+}
+
+TEST(MoeLayerCost, DeduplicatedDispatchNeverSlowerThanAllToAllAcrossNodes) {
+  const Job a2a = job("qwen3-30b-a3b", "h100-sxm-80gb:16", "ep=16,gbs=1024,seq=4096,zero=1");
+  const Job flex = job("qwen3-30b-a3b", "h100-sxm-80gb:16", "ep=16,gbs=1024,seq=4096,zero=1,dispatcher=flex");
+  EXPECT_LT(moe_block_cost(context(flex)).dispatch_s, moe_block_cost(context(a2a)).dispatch_s);
+}
+
+TEST(MoeLayerCost, Fp8NeverSlowerWhenGemmsDominate) {
+  const char* cases[][3] = {
+      {"llama3-70b", "h100-sxm-80gb:64", "tp=8,pp=4,gbs=64,seq=8192,zero=1"},
+      {"grok-1", "h100-sxm-80gb:512", "tp=4,pp=8,cp=2,ep=8,etp=1,vpp=8,gbs=1024,seq=8192,zero=1,capacity_factor=1"},
+      {"deepseek-v3", "h100-sxm-80gb:1024", "tp=2,pp=16,ep=64,etp=1,gbs=8192,seq=4096,zero=1"},
+  };
+  for (const auto& c : cases)
+    for (const char* recipe : {"tensorwise", "delayed", "blockwise"}) {
+      const Job bf16 = job(c[0], c[1], c[2]);
+      const Job fp8 = job(c[0], c[1], std::string(c[2]) + ",precision=fp8,fp8_recipe=" + recipe);
+      EXPECT_LE(fp8.time_s(), bf16.time_s()) << c[0] << " " << recipe;
+    }
+}
+
+TEST(MoeLayerCost, LayerPatternCountsOnlyMoeLayersAsMoe) {
+  // Llama 4 Maverick alternates dense and MoE layers: its step lies strictly between the all-dense
+  // and the all-MoE variants of the same shapes.
+  Job mixed = job("llama4-maverick", "h100-sxm-80gb:512", "tp=4,ep=128,etp=4,gbs=1024,seq=8192,zero=1,capacity_factor=1");
+  Job all_moe = mixed;
+  all_moe.model.moe.layer_freq = 1;
+  const double t_mixed = mixed.time_s(), t_all = all_moe.time_s();
+  EXPECT_LT(t_mixed, t_all);
+  EXPECT_EQ(mixed.model.moe_layers(), 24);
+}
+
+}  // namespace
+}  // namespace tessera
