@@ -8,6 +8,7 @@
 #include "io/csv_table.h"
 #include "io/estimate_report.h"
 #include "io/json_fields.h"
+#include "io/leave_one_source_out.h"
 #include "io/schema.h"
 #include "io/validation.h"
 
@@ -19,16 +20,41 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
     std::string file;
     std::string pipeline = "simulated";
     bool json = false;
+    bool leave_one_source_out = false;
   };
   auto o = std::make_shared<Options>();
   sub->add_option("file", o->file, "Validation CSV (../shared/validation/README.md schema)")->required();
   sub->add_flag("--json", o->json, "Print one JSON document");
+  sub->add_flag("--leave-one-source-out", o->leave_one_source_out,
+                "Refit the GPU families' GEMM efficiency without each source's rows, then predict them");
   sub->add_option("--pipeline", o->pipeline, "Pipeline term: simulated (default) or closed-form")
       ->capture_default_str();
   commands.add(sub, [o]() {
     if (o->pipeline != "simulated" && o->pipeline != "closed-form")
       throw Error("--pipeline", "unknown value '" + o->pipeline + "'", "simulated, closed-form");
     const CsvTable table = parse_csv(json_fields::read_text_file(o->file, "file"), o->file);
+    if (o->leave_one_source_out) {
+      const LeaveOneSourceOut loso = leave_one_source_out(table);
+      if (o->json) {
+        nlohmann::json out = {{"schema_version", kSchemaVersion}, {"rows", nlohmann::json::array()}};
+        for (const auto& r : loso.rows)
+          out["rows"].push_back({{"source", r.source}, {"id", r.id}, {"error_pct", r.error_pct}, {"gemm_scale", r.gemm_scale}});
+        out["summary"] = {{"n", loso.rows.size()},
+                          {"sources", loso.sources.size()},
+                          {"median_abs_error_pct", loso.median_abs_error_pct},
+                          {"p90_abs_error_pct", loso.p90_abs_error_pct},
+                          {"max_abs_error_pct", loso.max_abs_error_pct}};
+        fmt::print("{}\n", out.dump(2));
+        return 0;
+      }
+      fmt::print("{:<40} {:>8} {:>11}  {}\n", "id", "error%", "gemm scale", "held-out source");
+      for (const auto& r : loso.rows)
+        fmt::print("{:<40} {:>+8.1f} {:>11.3f}  {}\n", r.id, r.error_pct, r.gemm_scale, r.source);
+      fmt::print("\nleave-one-source-out over {} sources, {} rows: |error| median {:.1f}%  p90 {:.1f}%  max {:.1f}%\n",
+                 loso.sources.size(), loso.rows.size(), loso.median_abs_error_pct, loso.p90_abs_error_pct,
+                 loso.max_abs_error_pct);
+      return 0;
+    }
     const ValidationReport report = validate_runs(
         table, o->pipeline == "simulated" ? PipelineModel::simulated : PipelineModel::closed_form);
     const auto& s = report.summary;
@@ -56,7 +82,14 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
                         {"mean_group_spearman", s.mean_group_spearman},
                         {"spearman_groups", s.spearman_groups},
                         {"mean_model_gpus_spearman", s.mean_model_gpus_spearman},
-                        {"model_gpus_groups", s.model_gpus_groups}};
+                        {"model_gpus_groups", s.model_gpus_groups},
+                        {"classes", nlohmann::json::array()}};
+      for (const ClassSummary& k : summarize_by_class(report))
+        out["summary"]["classes"].push_back({{"class", k.name},
+                                             {"n", k.n},
+                                             {"median_abs_error_pct", k.median_abs_error_pct},
+                                             {"p90_abs_error_pct", k.p90_abs_error_pct},
+                                             {"max_abs_error_pct", k.max_abs_error_pct}});
       fmt::print("{}\n", out.dump(2));
       return 0;
     }
@@ -70,6 +103,9 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
     for (const auto& k : report.skipped) fmt::print("skipped {}: {}\n", k.id, k.reason);
     fmt::print("\nrows modelled {} of {}; |error| median {:.1f}%  p90 {:.1f}%  max {:.1f}%\n", s.n,
                s.n + report.skipped.size(), s.median_abs_error_pct, s.p90_abs_error_pct, s.max_abs_error_pct);
+    for (const ClassSummary& k : summarize_by_class(report))
+      fmt::print("  {:<12} {:>4} rows: |error| median {:.1f}%  p90 {:.1f}%  max {:.1f}%\n", k.name, k.n,
+                 k.median_abs_error_pct, k.p90_abs_error_pct, k.max_abs_error_pct);
     if (s.spearman_groups > 0)
       fmt::print("mean Spearman rank correlation over {} groups of equal (model, GPUs, batch): {:.3f}\n",
                  s.spearman_groups, s.mean_group_spearman);

@@ -381,6 +381,28 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
   return cov / std::sqrt(va * vb);
 }
 
+std::string accuracy_class(const ValidationResult& row) {
+  if (row.model.is_moe()) return "moe";
+  if (row.plan_value.precision == Precision::fp8) return "dense-fp8";
+  const std::string& gpu = row.cluster.gpu.key;
+  if (gpu.rfind("a100", 0) == 0) return "dense-a100";
+  if (gpu.rfind("h100", 0) == 0 || gpu == "h800" || gpu == "h200") return "dense-h100";
+  return "dense-other";
+}
+
+std::vector<ClassSummary> summarize_by_class(const ValidationReport& report) {
+  std::vector<ClassSummary> out;
+  for (const char* name : {"dense-a100", "dense-h100", "dense-fp8", "moe", "dense-other"}) {
+    std::vector<double> errors;
+    for (const auto& row : report.rows)
+      if (accuracy_class(row) == name) errors.push_back(std::fabs(row.error_pct));
+    if (errors.empty()) continue;
+    out.push_back({name, errors.size(), percentile(errors, 50), percentile(errors, 90),
+                   *std::max_element(errors.begin(), errors.end())});
+  }
+  return out;
+}
+
 ValidationReport validate_runs(const CsvTable& table, PipelineModel pipeline,
                                const std::vector<GpuSpec>* gpu_overrides) {
   ValidationReport report;

@@ -71,6 +71,19 @@ struct ValidationReport {
 ValidationReport validate_runs(const CsvTable& table, PipelineModel pipeline = PipelineModel::simulated,
                                const std::vector<GpuSpec>* gpu_overrides = nullptr);
 
+// The row classes accuracy is reported and guarded by: "moe" (any MoE row), "dense-fp8",
+// "dense-a100" (Ampere, 16-bit), "dense-h100" (Hopper, 16-bit), or "dense-other".
+std::string accuracy_class(const ValidationResult& row);
+struct ClassSummary {
+  std::string name;
+  std::size_t n = 0;
+  double median_abs_error_pct = 0;
+  double p90_abs_error_pct = 0;
+  double max_abs_error_pct = 0;
+};
+// One summary per class present, in the order above.
+std::vector<ClassSummary> summarize_by_class(const ValidationReport& report);
+
 // Spearman rank correlation (average ranks for ties). Returns 0 for fewer than 2 points or
 // a constant series.
 double spearman(const std::vector<double>& a, const std::vector<double>& b);
