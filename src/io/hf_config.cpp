@@ -21,7 +21,7 @@ constexpr const char* kPath = "model";
 
 enum class Arch {
   llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, phi3, nemotron,
-  deepseek_v2, deepseek_v3, gpt_oss, gpt2, gpt_neo, gpt_neox, opt, bloom, falcon
+  deepseek_v2, deepseek_v3, gpt_oss, gpt2, gpt_neo, gpt_neox, opt, bloom, falcon, llama4
 };
 
 struct ArchName {
@@ -51,6 +51,8 @@ constexpr ArchName kArchitectures[] = {
     {"OPTForCausalLM", "opt", Arch::opt, true},
     {"BloomForCausalLM", "bloom", Arch::bloom, true},
     {"FalconForCausalLM", "falcon", Arch::falcon, true},
+    {"Llama4ForConditionalGeneration", "llama4", Arch::llama4, true},
+    {"Llama4ForCausalLM", "llama4_text", Arch::llama4, true},
     // Falcon's original remote-code names.
     {"RWForCausalLM", "RefinedWebModel", Arch::falcon, false},
     {"RWForCausalLM", "RefinedWeb", Arch::falcon, false},
@@ -240,27 +242,61 @@ std::int64_t require_experts(const Json& j, std::initializer_list<const char*> k
   return experts;
 }
 
-// Qwen2-MoE / Qwen3-MoE: layer i is MoE unless listed in mlp_only_layers or
-// (i + 1) % decoder_sparse_step != 0. ModelSpec places dense layers first; the count is exact,
-// their position in the stack is not.
-std::int64_t qwen_dense_layers(const Json& j, std::int64_t layers) {
+// ModelSpec's MoE layers are those with (i - dense_layers) % layer_freq == layer_freq - 1 after
+// `dense_layers` leading dense ones. Sets the two to reproduce `is_moe` (one flag per layer)
+// exactly, or throws naming `key` when no pair does.
+void set_moe_layers(const std::vector<bool>& is_moe, const char* key, ModelSpec& m) {
+  const auto layers = static_cast<std::int64_t>(is_moe.size());
+  std::int64_t first = 0;
+  while (first < layers && !is_moe[first]) ++first;
+  if (first == layers)
+    throw Error(field(key), "leaves no MoE layer among the " + std::to_string(layers),
+                "a pattern with at least one MoE layer");
+  // The first MoE layer ends the first group: dense_layers = first - (layer_freq - 1).
+  for (std::int64_t freq = 1; freq <= first + 1; ++freq) {
+    const std::int64_t dense = first - (freq - 1);
+    bool same = true;
+    for (std::int64_t i = 0; i < layers && same; ++i)
+      same = is_moe[i] == (i >= dense && (i - dense) % freq == freq - 1);
+    if (same) {
+      m.moe.dense_layers = dense;
+      m.moe.layer_freq = freq;
+      return;
+    }
+  }
+  std::string pattern;
+  for (std::int64_t i = 0; i < layers; ++i) {
+    if (!is_moe[i]) continue;
+    if (!pattern.empty()) pattern += ',';
+    pattern += std::to_string(i);
+  }
+  throw Error(field(key),
+              "MoE layers {" + pattern + "} are not k leading dense layers, then every n-th layer",
+              "a pattern of leading dense layers followed by one MoE layer in every n");
+}
+
+// A layer count that is safe to loop over; otherwise validate() reports model.layers.
+bool loopable(std::int64_t layers) { return layers >= 1 && layers <= 1'000'000; }
+
+// Qwen2-MoE / Qwen3-MoE (transformers Qwen3MoeDecoderLayer): layer i is MoE unless listed in
+// mlp_only_layers, and when (i + 1) % decoder_sparse_step == 0.
+void set_qwen_moe_layers(const Json& j, ModelSpec& m) {
   const std::int64_t step = optional_int(j, {"decoder_sparse_step"}, 1);
   if (step < 1)
     throw Error(field("decoder_sparse_step"), "got " + std::to_string(step), "an integer from 1");
   std::vector<std::int64_t> mlp_only;
   if (has(j, "mlp_only_layers")) mlp_only = int_list(j, "mlp_only_layers");
-  if (layers < 1 || layers > 1'000'000) return 0;  // validate() reports model.layers
-  std::int64_t dense = 0;
-  for (std::int64_t i = 0; i < layers; ++i) {
-    bool only = false;
-    for (auto l : mlp_only) only = only || l == i;
-    if (only || (i + 1) % step != 0) ++dense;
-  }
-  return dense;
+  if (!loopable(m.layers)) return;
+  std::vector<bool> is_moe(static_cast<std::size_t>(m.layers));
+  for (std::int64_t i = 0; i < m.layers; ++i)
+    is_moe[i] = (i + 1) % step == 0 &&
+                std::find(mlp_only.begin(), mlp_only.end(), i) == mlp_only.end();
+  set_moe_layers(is_moe, mlp_only.empty() ? "decoder_sparse_step" : "mlp_only_layers", m);
 }
 
-// DeepSeek-V2/V3: layer i is MoE when i >= first_k_dense_replace and i % moe_layer_freq == 0.
-std::int64_t deepseek_dense_layers(const Json& j, std::int64_t layers) {
+// DeepSeek-V2/V3 (modeling_deepseek.py): layer i is MoE when i >= first_k_dense_replace and
+// i % moe_layer_freq == 0.
+void set_deepseek_moe_layers(const Json& j, ModelSpec& m) {
   // transformers' DeepseekV3Config defaults (first_k_dense_replace=3, moe_layer_freq=1).
   const std::int64_t first_dense = optional_int(j, {"first_k_dense_replace"}, 3);
   const std::int64_t freq = optional_int(j, {"moe_layer_freq"}, 1);
@@ -269,11 +305,37 @@ std::int64_t deepseek_dense_layers(const Json& j, std::int64_t layers) {
                 "an integer from 0");
   if (freq < 1)
     throw Error(field("moe_layer_freq"), "got " + std::to_string(freq), "an integer from 1");
-  if (layers < 1 || layers > 1'000'000) return 0;  // validate() reports model.layers
-  std::int64_t dense = 0;
-  for (std::int64_t i = 0; i < layers; ++i)
-    if (i < first_dense || i % freq != 0) ++dense;
-  return dense;
+  if (!loopable(m.layers)) return;
+  std::vector<bool> is_moe(static_cast<std::size_t>(m.layers));
+  for (std::int64_t i = 0; i < m.layers; ++i) is_moe[i] = i >= first_dense && i % freq == 0;
+  set_moe_layers(is_moe, freq > 1 ? "moe_layer_freq" : "first_k_dense_replace", m);
+}
+
+// Llama 4 (transformers Llama4TextConfig): moe_layers when given, else every
+// interleave_moe_layer_step-th layer counting from layer step - 1.
+void set_llama4_moe_layers(const Json& j, ModelSpec& m) {
+  const std::int64_t step = optional_int(j, {"interleave_moe_layer_step"}, 1);
+  if (step < 1)
+    throw Error(field("interleave_moe_layer_step"), "got " + std::to_string(step),
+                "an integer from 1");
+  const bool listed = has(j, "moe_layers") && !j.at("moe_layers").is_null();
+  std::vector<std::int64_t> moe_layers;
+  if (listed) moe_layers = int_list(j, "moe_layers");
+  if (!loopable(m.layers)) return;
+  std::vector<bool> is_moe(static_cast<std::size_t>(m.layers));
+  for (std::int64_t i = 0; i < m.layers; ++i)
+    is_moe[i] = listed ? std::find(moe_layers.begin(), moe_layers.end(), i) != moe_layers.end()
+                       : (i + 1) % step == 0;
+  set_moe_layers(is_moe, listed ? "moe_layers" : "interleave_moe_layer_step", m);
+}
+
+// transformers' DeepSeek and Llama 4 routers: "softmax" or "sigmoid".
+RouterScoring router_scoring(const Json& j, const char* key, RouterScoring fallback) {
+  if (!has(j, key)) return fallback;
+  const std::string text = json_fields::get_string(j, key, kPath);
+  if (text == "softmax") return RouterScoring::softmax;
+  if (text == "sigmoid") return RouterScoring::sigmoid;
+  throw Error(field(key), "unknown value '" + text + "'", "softmax, sigmoid");
 }
 
 // ---- one reader per family ----
@@ -289,8 +351,11 @@ ModelSpec read_llama_family(const Json& j, Arch arch) {
   ModelSpec m = read_llama_style(j, tie_default, head_dim_default);
   m.ffn_hidden = require_int(j, {"intermediate_size"});
   switch (arch) {
-    case Arch::llama:
     case Arch::qwen3:
+      m.qk_norm = true;  // Qwen3Attention: q_norm, k_norm over head_dim, always
+      set_llama_biases(j, m);
+      break;
+    case Arch::llama:
     case Arch::gemma:  // GeGLU (gate_proj, up_proj, down_proj): counted as swiglu
       set_llama_biases(j, m);
       break;
@@ -337,10 +402,11 @@ ModelSpec read_qwen_moe(const Json& j, Arch arch) {
     if (width > 0 && shared > 0)
       m.moe.shared_experts = std::max<std::int64_t>(1, (shared + width / 2) / width);
   } else {
-    set_llama_biases(j, m);  // Qwen3: q_norm / k_norm (head_dim each) are not counted
+    set_llama_biases(j, m);
+    m.qk_norm = true;  // Qwen3MoeAttention: q_norm, k_norm over head_dim
   }
-  m.moe.dense_layers = qwen_dense_layers(j, m.layers);
-  m.ffn_hidden = m.moe.dense_layers > 0 ? require_int(j, {"intermediate_size"}) : 0;
+  set_qwen_moe_layers(j, m);
+  m.ffn_hidden = m.dense_mlp_layers() > 0 ? require_int(j, {"intermediate_size"}) : 0;
   return m;
 }
 
@@ -359,14 +425,24 @@ ModelSpec read_deepseek(const Json& j, Arch arch) {
   m.moe.expert_ffn_hidden = require_int(j, {"moe_intermediate_size"});
   // Each shared expert is moe_intermediate_size wide (DeepSeekMoE); transformers' default is 1.
   m.moe.shared_experts = optional_int(j, {"n_shared_experts"}, arch == Arch::deepseek_v3 ? 1 : 0);
-  m.moe.dense_layers = deepseek_dense_layers(j, m.layers);
-  m.ffn_hidden = m.moe.dense_layers > 0 ? require_int(j, {"intermediate_size"}) : 0;
+  set_deepseek_moe_layers(j, m);
+  m.ffn_hidden = m.dense_mlp_layers() > 0 ? require_int(j, {"intermediate_size"}) : 0;
+  const bool v3 = arch == Arch::deepseek_v3;
   // V3's auxiliary-loss-free balancing adds e_score_correction_bias (one per expert).
-  const std::string topk =
-      optional_string(j, {"topk_method"}, arch == Arch::deepseek_v3 ? "noaux_tc" : "greedy");
+  const std::string topk = optional_string(j, {"topk_method"}, v3 ? "noaux_tc" : "greedy");
   m.moe.router_bias = topk == "noaux_tc";
+  // transformers: DeepseekV3Config scoring_func "sigmoid"; V2's gate is a softmax.
+  m.moe.scoring = router_scoring(j, "scoring_func", v3 ? RouterScoring::sigmoid : RouterScoring::softmax);
+  // Group-limited routing ("group_limited_greedy" in V2, "noaux_tc" in V3) over n_group groups,
+  // topk_group of them per token; "greedy" or a single group (Kimi K2) routes over all experts.
+  const std::int64_t groups = optional_int(j, {"n_group"}, v3 ? 8 : 1);
+  if (topk != "greedy" && groups > 1) {
+    m.moe.groups = groups;
+    m.moe.topk_groups = optional_int(j, {"topk_group"}, v3 ? 4 : 1);
+  }
+  // Multi-token-prediction modules (DeepSeek-V3 §2.2), stored as extra layers in the checkpoint.
+  m.mtp_layers = optional_int(j, {"num_nextn_predict_layers"}, 0);
   set_llama_biases(j, m);
-  // Multi-token-prediction modules (num_nextn_predict_layers) are not part of the model proper.
   return m;
 }
 
@@ -389,6 +465,28 @@ ModelSpec read_gpt_oss(const Json& j) {
   }
   if (alternates_windowed(types, "sliding_attention", m.layers))
     set_windowed(m, optional_int(j, {"sliding_window"}, 128));
+  return m;
+}
+
+// Llama 4 (transformers Llama4TextConfig; Llama4ForConditionalGeneration nests it under
+// text_config, whose vision encoder and projector are not imported): routed experts and one
+// shared expert of intermediate_size, dense layers of intermediate_size_mlp, a bias-free router
+// with sigmoid scores. Its QK norm is a weightless L2 norm (use_qk_norm), so qk_norm stays off:
+// it adds no parameters and its FLOPs are memory-bound.
+ModelSpec read_llama4(const Json& config) {
+  const bool nested = has(config, "text_config");
+  if (nested) json_fields::require_object(config.at("text_config"), field("text_config"));
+  const Json& j = nested ? config.at("text_config") : config;
+  const bool tie_default = optional_bool(config, "tie_word_embeddings", false);
+  ModelSpec m = read_llama_style(j, tie_default, 0);
+  m.moe.experts = require_experts(j, {"num_local_experts"});
+  m.moe.top_k = optional_int(j, {"num_experts_per_tok"}, 1);
+  m.moe.expert_ffn_hidden = require_int(j, {"intermediate_size"});
+  m.moe.shared_experts = 1;  // Llama4TextMoe.shared_expert, always present
+  m.moe.scoring = RouterScoring::sigmoid;
+  set_llama4_moe_layers(j, m);
+  m.ffn_hidden = m.dense_mlp_layers() > 0 ? require_int(j, {"intermediate_size_mlp"}) : 0;
+  set_llama_biases(j, m);
   return m;
 }
 
@@ -594,6 +692,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
     case Arch::opt: m = read_opt(config); break;
     case Arch::bloom: m = read_bloom(config); break;
     case Arch::falcon: m = read_falcon(config); break;
+    case Arch::llama4: m = read_llama4(config); break;
   }
   m.name = name;
   m.dropout = uses_dropout(config);

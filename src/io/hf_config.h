@@ -5,7 +5,15 @@
 //   Qwen2MoeForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, GemmaForCausalLM,
 //   Phi3ForCausalLM, NemotronForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM,
 //   GptOssForCausalLM, GPT2LMHeadModel, GPTNeoForCausalLM, GPTNeoXForCausalLM, OPTForCausalLM,
-//   BloomForCausalLM, FalconForCausalLM (and the older RWForCausalLM name).
+//   BloomForCausalLM, FalconForCausalLM (and the older RWForCausalLM name),
+//   Llama4ForConditionalGeneration (its text_config), Llama4ForCausalLM.
+//
+// MoE layer patterns (DeepSeek first_k_dense_replace / moe_layer_freq, Qwen decoder_sparse_step /
+// mlp_only_layers, Llama 4 interleave_moe_layer_step / moe_layers) map exactly onto
+// moe.dense_layers + moe.layer_freq; a pattern that is not "k dense layers, then every n-th layer
+// MoE" is an Error naming the key that made it (e.g. "model.mlp_only_layers").
+// DeepSeek-V3 also maps num_nextn_predict_layers (mtp_layers), scoring_func, n_group / topk_group
+// and e_score_correction_bias (topk_method noaux_tc: router_bias); Qwen3 sets qk_norm.
 //
 // Errors (all tessera::Error):
 //   - an architecture it does not know: field "model.architectures", listing the supported ones;

@@ -12,7 +12,8 @@ ModelSpec model_from_json(const nlohmann::json& j, const std::string& path) {
                       {"name", "source", "notes", "layers", "hidden", "ffn_hidden", "heads",
                        "kv_heads", "head_dim", "vocab", "max_context", "mlp", "attention", "norm",
                        "position", "tied_embeddings", "linear_bias", "qkv_bias", "embedding_norm",
-                       "attention_sinks", "dropout", "sliding_window", "moe", "mla"});
+                       "attention_sinks", "dropout", "sliding_window", "qk_norm", "mtp_layers",
+                       "moe", "mla"});
   ModelSpec m;
   m.name = get_string_or(j, "name", path, "custom");
   m.layers = get_int(j, "layers", path);
@@ -35,18 +36,26 @@ ModelSpec model_from_json(const nlohmann::json& j, const std::string& path) {
   m.attention_sinks = get_bool_or(j, "attention_sinks", path, false);
   m.dropout = get_bool_or(j, "dropout", path, false);
   m.sliding_window = get_int_or(j, "sliding_window", path, 0);
+  m.qk_norm = get_bool_or(j, "qk_norm", path, false);
+  m.mtp_layers = get_int_or(j, "mtp_layers", path, 0);
   if (has(j, "moe")) {
     const auto& moe = j.at("moe");
     const std::string p = path + ".moe";
     require_object(moe, p);
     reject_unknown_keys(moe, p, {"experts", "top_k", "expert_ffn_hidden", "shared_experts",
-                                 "dense_layers", "router_bias"});
+                                 "dense_layers", "layer_freq", "router_bias", "scoring", "groups",
+                                 "topk_groups"});
     m.moe.experts = get_int(moe, "experts", p);
     m.moe.top_k = get_int(moe, "top_k", p);
     m.moe.expert_ffn_hidden = get_int(moe, "expert_ffn_hidden", p);
     m.moe.shared_experts = get_int_or(moe, "shared_experts", p, 0);
     m.moe.dense_layers = get_int_or(moe, "dense_layers", p, 0);
+    m.moe.layer_freq = get_int_or(moe, "layer_freq", p, 1);
     m.moe.router_bias = get_bool_or(moe, "router_bias", p, false);
+    if (has(moe, "scoring"))
+      m.moe.scoring = parse_router_scoring(get_string(moe, "scoring", p));
+    m.moe.groups = get_int_or(moe, "groups", p, 0);
+    m.moe.topk_groups = get_int_or(moe, "topk_groups", p, 0);
   }
   if (has(j, "mla")) {
     const auto& mla = j.at("mla");
@@ -86,6 +95,8 @@ nlohmann::json model_to_json(const ModelSpec& m) {
       {"attention_sinks", m.attention_sinks},
       {"dropout", m.dropout},
       {"sliding_window", m.sliding_window},
+      {"qk_norm", m.qk_norm},
+      {"mtp_layers", m.mtp_layers},
   };
   if (m.is_moe())
     j["moe"] = {{"experts", m.moe.experts},
@@ -93,7 +104,11 @@ nlohmann::json model_to_json(const ModelSpec& m) {
                 {"expert_ffn_hidden", m.moe.expert_ffn_hidden},
                 {"shared_experts", m.moe.shared_experts},
                 {"dense_layers", m.moe.dense_layers},
-                {"router_bias", m.moe.router_bias}};
+                {"layer_freq", m.moe.layer_freq},
+                {"router_bias", m.moe.router_bias},
+                {"scoring", to_string(m.moe.scoring)},
+                {"groups", m.moe.groups},
+                {"topk_groups", m.moe.topk_groups}};
   if (m.attention == AttentionKind::mla)
     j["mla"] = {{"q_lora_rank", m.mla.q_lora_rank},
                 {"kv_lora_rank", m.mla.kv_lora_rank},

@@ -11,6 +11,10 @@ namespace {
 constexpr double kFlopsPerMac = 2.0;
 // Backward computes the input gradient and the weight gradient: two GEMMs of the forward's size.
 constexpr double kBackwardOverForward = 2.0;
+// MTP wrapper per module (Megatron-Core's count): enorm + hnorm + final norm, and the 2h -> h
+// projection (DeepSeek-V3 eq. 21).
+constexpr double kMtpNormWeightsPerHidden = 3.0;
+constexpr double kMtpProjectionInputs = 2.0;
 }  // namespace
 
 const char* to_string(Recompute value) {
@@ -44,10 +48,13 @@ ForwardFlopsPerToken forward_flops_per_token(const ModelSpec& m, std::int64_t se
   const auto moe = moe_layer_gemm_weights(m);
   const double dense_layers = static_cast<double>(m.dense_mlp_layers());
   const double moe_layers = static_cast<double>(m.moe_layers());
+  const double h = static_cast<double>(m.hidden);
   f.attention_linear = kFlopsPerMac * m.layers * dense.attention;
   f.mlp = kFlopsPerMac * (dense_layers * dense.mlp + moe_layers * moe.mlp);
-  f.logits = kFlopsPerMac * static_cast<double>(m.vocab) * m.hidden;
+  f.logits = kFlopsPerMac * static_cast<double>(m.vocab) * h;
 
+  // Scores use the query/key width, values the value width: MLA's q and k heads are
+  // nope + rope wide and its v heads v_head_dim wide (DeepSeek-V3 §2.1.1, eqs. 1-11).
   double qk_dim = static_cast<double>(m.head_dim);
   double v_dim = static_cast<double>(m.head_dim);
   if (m.attention == AttentionKind::mla) {
@@ -55,19 +62,30 @@ ForwardFlopsPerToken forward_flops_per_token(const ModelSpec& m, std::int64_t se
     v_dim = static_cast<double>(m.mla.v_head_dim);
   }
   const double per_key = kFlopsPerMac * m.heads * (qk_dim + v_dim);
-  double keys_summed_over_layers = static_cast<double>(m.layers) * seq;
-  if (causal_span) {
-    if (m.attention == AttentionKind::gqa_swa) {
-      // GPT-OSS alternates windowed and full layers.
-      const double local = static_cast<double>(m.layers / 2);
-      const double global = static_cast<double>(m.layers) - local;
-      keys_summed_over_layers = local * causal_attention_span(seq, m.sliding_window) +
-                                global * causal_attention_span(seq, 0);
-    } else {
-      keys_summed_over_layers = static_cast<double>(m.layers) * causal_attention_span(seq, 0);
-    }
+  const double full_span = causal_span ? causal_attention_span(seq, 0) : static_cast<double>(seq);
+  double keys_summed_over_layers = static_cast<double>(m.layers) * full_span;
+  if (causal_span && m.attention == AttentionKind::gqa_swa) {
+    // GPT-OSS alternates windowed and full layers.
+    const double local = static_cast<double>(m.layers / 2);
+    const double global = static_cast<double>(m.layers) - local;
+    keys_summed_over_layers =
+        local * causal_attention_span(seq, m.sliding_window) + global * full_span;
   }
   f.attention_core = per_key * keys_summed_over_layers;
+
+  if (m.mtp_layers > 0) {
+    // Megatron-Core num_floating_point_operations (megatron/training/training.py at d98e8a64):
+    // the MTP layers count as num_layers of the last layer's kind ("last_layer_is_moe"), plus
+    // "MTP eh norm + final norm: 3 * hidden" and "eh proj: 2 * hidden * hidden" per token, plus
+    // one logit GEMM per module ("mtp_num_layers + 1"). Its attention spans the whole sequence.
+    const double modules = static_cast<double>(m.mtp_layers);
+    const bool moe_kind = m.is_moe_layer(m.layers - 1);
+    const double layer = kFlopsPerMac * (dense.attention + (moe_kind ? moe.mlp : dense.mlp)) +
+                         per_key * full_span;
+    const double wrapper = kFlopsPerMac * (kMtpNormWeightsPerHidden * h + kMtpProjectionInputs * h * h);
+    f.mtp_blocks = modules * (layer + wrapper);
+    f.mtp_logits = modules * f.logits;
+  }
   return f;
 }
 

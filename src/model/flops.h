@@ -16,14 +16,21 @@ enum class Recompute { none, selective, full };
 const char* to_string(Recompute value);
 Recompute parse_recompute(const std::string& text);  // throws Error("recompute", ...)
 
-// Forward FLOPs per token, summed over all layers.
+// Forward FLOPs per token, summed over all layers. The first four fields are the main model's
+// `layers` layers and head; the MTP modules (ModelSpec::mtp_layers) are kept apart so that
+// per-layer callers can divide the main fields by `layers`.
 struct ForwardFlopsPerToken {
   double attention_linear = 0;  // Q/K/V/O (or MLA) projections
   double attention_core = 0;    // Q.K^T and P.V products
   double mlp = 0;               // dense and active MoE MLPs, routers
   double logits = 0;            // the LM head GEMM
+  // All MTP modules: their norms and 2h -> h projections, and their transformer layers (of the
+  // last layer's kind, attention core included).
+  double mtp_blocks = 0;
+  double mtp_logits = 0;  // the MTP modules' logit GEMMs on the shared head
   double layers() const { return attention_linear + attention_core + mlp; }
-  double total() const { return layers() + logits; }
+  double mtp() const { return mtp_blocks + mtp_logits; }
+  double total() const { return layers() + logits + mtp(); }
 };
 
 // `causal_span`: false counts the full s x s matrix (the model-FLOPs convention); true counts what
@@ -40,6 +47,7 @@ struct IterationFlops {
 };
 
 // FLOPs of one iteration over `tokens` tokens in sequences of `seq`, full-matrix convention.
+// Recompute covers the main layers only (selective: their attention core; full: all of them).
 IterationFlops iteration_flops(const ModelSpec& model, double tokens, std::int64_t seq,
                                Recompute recompute);
 

@@ -4,6 +4,16 @@ namespace tessera {
 
 namespace {
 
+// Per-head RMSNorm weights on the query and the key, head_dim each, shared by all heads
+// (transformers Qwen3Attention: q_norm, k_norm = Qwen3RMSNorm(head_dim)).
+constexpr double kQkNormWeightsPerHeadDim = 2.0;
+// An MTP module's norms: the embedding and hidden-state norms before the projection and the
+// final norm before the shared head (Megatron-Core MultiTokenPredictionLayer: enorm, hnorm,
+// final_layernorm; the DeepSeek-V3 checkpoint's enorm, hnorm, shared_head.norm).
+constexpr double kMtpNorms = 3.0;
+// The MTP projection maps [norm(h_i); norm(emb(t_{i+k}))], 2h wide, to h (DeepSeek-V3 eq. 21).
+constexpr double kMtpProjectionInputsPerHidden = 2.0;
+
 double matrices_per_mlp(MlpType mlp) { return mlp == MlpType::swiglu ? 3.0 : 2.0; }
 
 // One MLP of width f: 2 matrices (gelu, relu2) or 3 (swiglu, gate + up + down).
@@ -44,6 +54,7 @@ double attention_extras(const ModelSpec& m) {
     // The norms on the compressed latents.
     extras += m.mla.kv_lora_rank + m.mla.q_lora_rank;
   }
+  if (m.qk_norm) extras += kQkNormWeightsPerHeadDim * m.head_dim;
   return extras;
 }
 
@@ -77,6 +88,18 @@ ParameterCount count_parameters(const ModelSpec& m) {
     const double shared = m.moe.shared_experts * expert;
     c.moe_mlp_per_layer = router_params(m) + m.moe.experts * expert + shared;
     c.moe_active_mlp_per_layer = router_params(m) + m.moe.top_k * expert + shared;
+  }
+  c.unembedding = static_cast<double>(m.vocab) * h;
+  if (m.mtp_layers > 0) {
+    // Each module's transformer layer is of the main model's last-layer kind (Megatron-Core
+    // num_floating_point_operations counts it the same way, by last_layer_is_moe).
+    const bool moe_kind = m.is_moe_layer(m.layers - 1);
+    const double block = c.attention_per_layer + c.norms_per_layer;
+    const double wrapper = kMtpNorms * norm_params(m) + kMtpProjectionInputsPerHidden * h * h;
+    const double modules = static_cast<double>(m.mtp_layers);
+    c.mtp = modules * (wrapper + block + (moe_kind ? c.moe_mlp_per_layer : c.dense_mlp_per_layer));
+    c.mtp_active =
+        modules * (wrapper + block + (moe_kind ? c.moe_active_mlp_per_layer : c.dense_mlp_per_layer));
   }
   return c;
 }

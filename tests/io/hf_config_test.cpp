@@ -28,6 +28,16 @@ json fixture(const std::string& file) {
 
 ModelSpec load(const std::string& file) { return model_from_hf_config(fixture(file), file); }
 
+// The field of the Error `config` throws, or "<no error>".
+std::string testing_thrown_field(const json& config) {
+  try {
+    model_from_hf_config(config, "broken");
+  } catch (const Error& e) {
+    return e.field();
+  }
+  return "<no error>";
+}
+
 // The Error's what() for `config`, or "" when it does not throw.
 std::string error_of(const json& config) {
   try {
@@ -51,7 +61,8 @@ class HfPublishedTotal : public testing::TestWithParam<Published> {};
 TEST_P(HfPublishedTotal, WithinOnePercent) {
   const auto& p = GetParam();
   const ModelSpec m = load(p.fixture);
-  const double total = count_parameters(m).total();
+  // Papers count the main model; MTP modules (DeepSeek-V3's) come on top.
+  const double total = count_parameters(m).main_total();
   EXPECT_NEAR(total / p.total, 1.0, 0.01)
       << p.fixture << ": counted " << total << ", published " << p.total << " (" << p.source
       << ")";
@@ -78,7 +89,10 @@ INSTANTIATE_TEST_SUITE_P(
         Published{"gemma-7b", 8.537680896e9, "Gemma report Table 2: 786M embedding + 7751M"},
         Published{"phi-3-mini-4k", 3.821079552e9, "Phi-3-mini model card: 3.8B (3,821,079,552)"},
         Published{"deepseek-v3", 671e9, "DeepSeek-V3 report: 671B total, MTP module excluded"},
-        Published{"gpt-oss-20b", 20.91e9, "gpt-oss model card Table 1: 20.91B total"}),
+        Published{"gpt-oss-20b", 20.91e9, "gpt-oss model card Table 1: 20.91B total"},
+        Published{"qwen3-8b", 8.2e9, "Qwen3-8B model card: 8.2B"},
+        Published{"qwen3-235b-a22b", 235e9, "Qwen3-235B-A22B model card: 235B in total"},
+        Published{"llama4-maverick", 400e9, "Llama 4 model card: Maverick 400B total"}),
     [](const testing::TestParamInfo<Published>& info) {
       std::string name = info.param.fixture;
       for (char& c : name)
@@ -90,6 +104,16 @@ TEST(HfConfig, MoeActiveParametersMatchPublished) {
   // Mixtral paper: 12.9B active; Qwen1.5-MoE-A2.7B: 2.7B activated.
   EXPECT_NEAR(count_parameters(load("mixtral-8x7b-v0.1")).active() / 12.9e9, 1.0, 0.01);
   EXPECT_NEAR(count_parameters(load("qwen1.5-moe-a2.7b")).active() / 2.7e9, 1.0, 0.01);
+  // Qwen3-235B-A22B model card: 22B activated; Llama 4 Maverick: 17B active.
+  EXPECT_NEAR(count_parameters(load("qwen3-235b-a22b")).active(), 22e9, 0.5e9);
+  EXPECT_NEAR(count_parameters(load("llama4-maverick")).active(), 17e9, 0.5e9);
+  // gpt-oss model card Table 1: gpt-oss-20b 3.61B active, "Unembedding parameters are counted
+  // towards active, but not embeddings".
+  EXPECT_NEAR(count_parameters(load("gpt-oss-20b")).active_without_embedding(), 3.61e9, 0.005e9);
+  // DeepSeek-V3 README_WEIGHTS.md: main model 36.6B activated, without the input embedding.
+  EXPECT_NEAR(count_parameters(load("deepseek-v3")).active_without_embedding() -
+                  count_parameters(load("deepseek-v3")).mtp_active,
+              36.6e9, 0.05e9);
 }
 
 // ---- field mapping ----
@@ -188,10 +212,141 @@ TEST(HfConfig, QwenBiasesAndSharedExperts) {
 TEST(HfConfig, QwenMoeDenseLayersFromSparseStepAndMlpOnlyLayers) {
   json c = fixture("qwen3-30b-a3b");
   c["decoder_sparse_step"] = 2;  // layers 1, 3, 5, ... are MoE
-  c["mlp_only_layers"] = {1};    // ... except layer 1
+  c["mlp_only_layers"] = {1};    // ... except layer 1: 3, 5, ..., 47
   const ModelSpec m = model_from_hf_config(c, "x");
-  EXPECT_EQ(m.moe.dense_layers, 25);
+  EXPECT_EQ(m.moe.dense_layers, 2);
+  EXPECT_EQ(m.moe.layer_freq, 2);
+  EXPECT_EQ(m.dense_mlp_layers(), 25);
+  for (std::int64_t i = 0; i < 48; ++i)
+    EXPECT_EQ(m.is_moe_layer(i), i >= 3 && i % 2 == 1) << i;
   EXPECT_EQ(m.ffn_hidden, 6144);
+
+  c = fixture("qwen3-30b-a3b");
+  c["mlp_only_layers"] = {0, 1, 2, 3};  // leading dense layers
+  const ModelSpec leading = model_from_hf_config(c, "x");
+  EXPECT_EQ(leading.moe.dense_layers, 4);
+  EXPECT_EQ(leading.moe.layer_freq, 1);
+}
+
+// A dense layer in the middle of an all-MoE stack is not "k dense, then every n-th": the error
+// names the key that made the pattern.
+TEST(HfConfigErrors, InexpressibleLayerPatternNamesTheKey) {
+  json c = fixture("qwen3-30b-a3b");
+  c["mlp_only_layers"] = {5};
+  EXPECT_EQ(testing_thrown_field(c), "model.mlp_only_layers");
+  EXPECT_NE(error_of(c).find("are not k leading dense layers"), std::string::npos) << error_of(c);
+  c = fixture("qwen3-30b-a3b");
+  c["decoder_sparse_step"] = 49;  // no layer (i + 1) % 49 == 0 among 48
+  EXPECT_EQ(testing_thrown_field(c), "model.decoder_sparse_step");
+  json ds = fixture("deepseek-v3");
+  ds["first_k_dense_replace"] = 0;
+  ds["moe_layer_freq"] = 2;  // MoE layers 0, 2, 4, ...: layer 0 cannot close a group of 2
+  EXPECT_EQ(testing_thrown_field(ds), "model.moe_layer_freq");
+  json llama4 = fixture("llama4-maverick");
+  llama4["text_config"]["moe_layers"] = {1, 2};
+  EXPECT_EQ(testing_thrown_field(llama4), "model.moe_layers");
+}
+
+TEST(HfConfig, QwenThreeHasQkNorm) {
+  const ModelSpec dense = load("qwen3-8b");
+  EXPECT_TRUE(dense.qk_norm);
+  EXPECT_EQ(dense.head_dim, 128);
+  EXPECT_EQ(dense.kv_heads, 8);
+  EXPECT_FALSE(dense.qkv_bias);
+  const ModelSpec moe = load("qwen3-235b-a22b");
+  EXPECT_TRUE(moe.qk_norm);
+  EXPECT_EQ(moe.layers, 94);
+  EXPECT_EQ(moe.moe.experts, 128);
+  EXPECT_EQ(moe.moe.top_k, 8);
+  EXPECT_EQ(moe.moe.expert_ffn_hidden, 1536);
+  EXPECT_EQ(moe.moe.dense_layers, 0);
+  EXPECT_EQ(moe.moe.layer_freq, 1);
+  EXPECT_EQ(moe.moe.scoring, RouterScoring::softmax);
+  EXPECT_EQ(moe.ffn_hidden, 0);  // no dense layer: intermediate_size is unused
+  EXPECT_FALSE(load("qwen2.5-7b").qk_norm);
+  EXPECT_FALSE(load("llama-3-8b").qk_norm);
+}
+
+TEST(HfConfig, DeepseekV3MtpGroupsAndScoring) {
+  const ModelSpec m = load("deepseek-v3");
+  EXPECT_EQ(m.mtp_layers, 1);                         // num_nextn_predict_layers
+  EXPECT_EQ(m.moe.scoring, RouterScoring::sigmoid);   // scoring_func
+  EXPECT_EQ(m.moe.groups, 8);                         // n_group
+  EXPECT_EQ(m.moe.topk_groups, 4);                    // topk_group
+  EXPECT_EQ(m.moe.layer_freq, 1);                     // moe_layer_freq
+  // Kimi K2: the same architecture with one group (no group limit) and no MTP module.
+  const ModelSpec k2 = load("kimi-k2");
+  EXPECT_EQ(k2.attention, AttentionKind::mla);
+  EXPECT_EQ(k2.heads, 64);
+  EXPECT_EQ(k2.moe.experts, 384);
+  EXPECT_EQ(k2.moe.dense_layers, 1);
+  EXPECT_EQ(k2.moe.groups, 0);
+  EXPECT_EQ(k2.moe.topk_groups, 0);
+  EXPECT_EQ(k2.mtp_layers, 0);
+  EXPECT_TRUE(k2.moe.router_bias);
+  EXPECT_EQ(k2.moe.scoring, RouterScoring::sigmoid);
+  // DeepSeek's moe_layer_freq (layer i is MoE when i >= first_k and i % freq == 0) maps exactly:
+  // with first_k 3 and freq 2 the MoE layers are 4, 6, ..., 60.
+  json c = fixture("deepseek-v3");
+  c["moe_layer_freq"] = 2;
+  const ModelSpec every_other = model_from_hf_config(c, "x");
+  for (std::int64_t i = 0; i < 61; ++i)
+    EXPECT_EQ(every_other.is_moe_layer(i), i >= 3 && i % 2 == 0) << i;
+  // V2 defaults: softmax gate; "greedy" routing is not group-limited.
+  c = fixture("deepseek-v3");
+  c["architectures"] = {"DeepseekV2ForCausalLM"};
+  for (const char* key : {"scoring_func", "topk_method", "num_nextn_predict_layers"}) c.erase(key);
+  const ModelSpec v2 = model_from_hf_config(c, "x");
+  EXPECT_EQ(v2.moe.scoring, RouterScoring::softmax);
+  EXPECT_EQ(v2.moe.groups, 0);
+  EXPECT_FALSE(v2.moe.router_bias);
+  EXPECT_EQ(v2.mtp_layers, 0);
+  c["scoring_func"] = "relu";
+  EXPECT_EQ(testing_thrown_field(c), "model.scoring_func");
+}
+
+TEST(HfConfig, Llama4TextConfigInterleavesMoeLayers) {
+  const ModelSpec m = load("llama4-maverick");
+  EXPECT_EQ(m.layers, 48);
+  EXPECT_EQ(m.hidden, 5120);
+  EXPECT_EQ(m.heads, 40);
+  EXPECT_EQ(m.kv_heads, 8);
+  EXPECT_EQ(m.head_dim, 128);
+  EXPECT_EQ(m.vocab, 202048);
+  EXPECT_EQ(m.max_context, 1048576);
+  EXPECT_EQ(m.moe.experts, 128);
+  EXPECT_EQ(m.moe.top_k, 1);
+  EXPECT_EQ(m.moe.expert_ffn_hidden, 8192);   // intermediate_size
+  EXPECT_EQ(m.ffn_hidden, 16384);             // intermediate_size_mlp
+  EXPECT_EQ(m.moe.shared_experts, 1);
+  EXPECT_EQ(m.moe.dense_layers, 0);
+  EXPECT_EQ(m.moe.layer_freq, 2);             // interleave_moe_layer_step
+  EXPECT_EQ(m.moe.scoring, RouterScoring::sigmoid);
+  EXPECT_FALSE(m.moe.router_bias);
+  EXPECT_FALSE(m.tied_embeddings);
+  EXPECT_FALSE(m.qk_norm);
+  EXPECT_EQ(m.attention, AttentionKind::gqa);
+  EXPECT_TRUE(m.is_moe_layer(1));
+  EXPECT_FALSE(m.is_moe_layer(0));
+  // Scout's step 1: every layer MoE, no dense width needed.
+  json scout = fixture("llama4-maverick");
+  scout["text_config"]["interleave_moe_layer_step"] = 1;
+  scout["text_config"]["num_local_experts"] = 16;
+  scout["text_config"].erase("intermediate_size_mlp");
+  const ModelSpec s = model_from_hf_config(scout, "scout");
+  EXPECT_EQ(s.moe_layers(), 48);
+  EXPECT_EQ(s.ffn_hidden, 0);
+  // Llama 4 model card: Scout 17B active (its 109B total also holds the vision encoder, which
+  // the import leaves out: the text model is 107.8B).
+  EXPECT_NEAR(count_parameters(s).active(), 17e9, 0.5e9);
+  // An explicit moe_layers list wins over the step; the text-only class reads the flat config.
+  json flat = fixture("llama4-maverick").at("text_config");
+  flat["architectures"] = {"Llama4ForCausalLM"};
+  flat["moe_layers"] = {3, 7, 11, 15, 19, 23, 27, 31, 35, 39, 43, 47};
+  const ModelSpec listed = model_from_hf_config(flat, "x");
+  EXPECT_EQ(listed.moe.dense_layers, 0);
+  EXPECT_EQ(listed.moe.layer_freq, 4);
+  EXPECT_EQ(listed.moe_layers(), 12);
 }
 
 TEST(HfConfig, DeepseekV3IsMlaWithLeadingDenseLayers) {
@@ -359,7 +514,7 @@ TEST(HfConfigErrors, UnsupportedArchitectureListsTheSupportedOnes) {
   EXPECT_NE(what.find("LlamaForCausalLM, MistralForCausalLM"), std::string::npos) << what;
   EXPECT_NE(what.find("DeepseekV3ForCausalLM"), std::string::npos) << what;
   EXPECT_EQ(what.find("RWForCausalLM"), std::string::npos) << what;  // alias, not listed
-  EXPECT_EQ(supported_hf_architectures().size(), 19u);
+  EXPECT_EQ(supported_hf_architectures().size(), 21u);
 }
 
 TEST(HfConfigErrors, MissingKeyIsNamed) {
@@ -455,7 +610,7 @@ TEST(HfConfigErrors, AbsurdValuesFailValidation) {
 
   c = fixture("deepseek-v3");
   c["first_k_dense_replace"] = 61;  // no MoE layer left
-  EXPECT_NE(error_of(c).find("model.moe.dense_layers"), std::string::npos) << error_of(c);
+  EXPECT_NE(error_of(c).find("model.first_k_dense_replace"), std::string::npos) << error_of(c);
 
   c = fixture("deepseek-v3");
   c["kv_lora_rank"] = 0;

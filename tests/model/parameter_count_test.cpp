@@ -228,6 +228,138 @@ TEST(ParameterCount, GptOssBiasesAndSinks) {
   EXPECT_EQ(c.moe_mlp_per_layer, static_cast<double>(router + 128 * expert));
   EXPECT_EQ(c.total(), static_cast<double>(total));
   EXPECT_EQ(c.total(), 116'829'156'672.0);  // model card: 116.83B
+  // Model card Table 1: 5.13B active, "Unembedding parameters are counted towards active, but
+  // not embeddings" (the total above does include the embedding table).
+  EXPECT_NEAR(c.active_without_embedding(), 5.13e9, 0.005e9);
+  EXPECT_EQ(c.active() - c.active_without_embedding(), 201088.0 * h);
+}
+
+// Qwen3: RMSNorm(head_dim) on the query and on the key, one weight vector each shared by all
+// heads (transformers Qwen3Attention q_norm, k_norm). Qwen3-8B (HF Qwen/Qwen3-8B config.json):
+// the model card's "Number of Parameters (Non-Embedding): 6.95B" and 8.2B in all.
+TEST(ParameterCount, QkNormAddsTwoHeadDims) {
+  ModelSpec m = llama(36, 4096, 12288, 32, 8, 151936);
+  m.head_dim = 128;
+  const double without = count_parameters(m).attention_per_layer;
+  m.qk_norm = true;
+  m.validate();
+  const auto c = count_parameters(m);
+  EXPECT_EQ(c.attention_per_layer - without, 2.0 * 128);
+  EXPECT_EQ(c.norms_per_layer, 2.0 * 4096);  // the block norms are unchanged
+  const double embedding_and_head = 2.0 * 151936 * 4096;
+  EXPECT_NEAR((c.total() - embedding_and_head) / 1e9, 6.95, 0.005);
+  EXPECT_NEAR(c.total() / 1e9, 8.2, 0.05);
+}
+
+// Llama 4 Maverick's pattern: after no leading dense layer, every second layer is MoE, the
+// others are dense MLPs of ffn_hidden; totals follow ModelSpec's layer counts.
+TEST(ParameterCount, LayerFreqSplitsDenseAndMoeLayers) {
+  ModelSpec m = llama(48, 5120, 16384, 40, 8, 202048);
+  m.moe.experts = 128;
+  m.moe.top_k = 1;
+  m.moe.expert_ffn_hidden = 8192;
+  m.moe.shared_experts = 1;
+  m.moe.layer_freq = 2;
+  m.validate();
+  const auto c = count_parameters(m);
+  EXPECT_EQ(c.moe_layers, 24.0);
+  EXPECT_EQ(c.dense_layers, 24.0);
+  const double h = 5120;
+  const double attention = h * 5120 + 2 * h * 1024 + 5120 * h;
+  const double dense_mlp = 3 * h * 16384;
+  const double expert = 3 * h * 8192;
+  const double router = h * 128;
+  const double total = 24 * (attention + 2 * h + dense_mlp) +
+                       24 * (attention + 2 * h + router + 129 * expert) + 2 * 202048 * h + h;
+  EXPECT_EQ(c.total(), total);
+  EXPECT_EQ(c.total() - c.active(), 24 * 127 * expert);
+}
+
+// DeepSeek-V3 shape of DeepSeekV3HandSum plus its one MTP module (DeepSeek-V3 §2.2, Fig. 3):
+// enorm, hnorm, eh_proj (2h -> h), one MoE layer like layer 60, and the final norm of its shared
+// head; the embedding and the output head are the main model's.
+ModelSpec deepseek_v3_with_mtp() {
+  ModelSpec m = llama(61, 7168, 18432, 128, 128, 129280);
+  m.attention = AttentionKind::mla;
+  m.head_dim = 128;
+  m.mla = {1536, 512, 128, 64, 128};
+  m.moe.experts = 256;
+  m.moe.top_k = 8;
+  m.moe.expert_ffn_hidden = 2048;
+  m.moe.shared_experts = 1;
+  m.moe.dense_layers = 3;
+  m.moe.router_bias = true;
+  m.moe.scoring = RouterScoring::sigmoid;
+  m.mtp_layers = 1;
+  m.validate();
+  return m;
+}
+
+TEST(ParameterCount, MtpModuleIsItsOwnField) {
+  const ModelSpec m = deepseek_v3_with_mtp();
+  const auto c = count_parameters(m);
+  const double h = 7168;
+  const double eh_proj = 2 * h * h;
+  const double wrapper_norms = 3 * h;
+  const double layer = c.attention_per_layer + c.norms_per_layer + c.moe_mlp_per_layer;
+  const double layer_active = c.attention_per_layer + c.norms_per_layer + c.moe_active_mlp_per_layer;
+  EXPECT_EQ(c.mtp, eh_proj + wrapper_norms + layer);
+  EXPECT_EQ(c.mtp_active, eh_proj + wrapper_norms + layer_active);
+  // total() and active() hold the module; main_total() / main_active() leave it out.
+  EXPECT_EQ(c.main_total(), 671'026'419'200.0);  // DeepSeekV3HandSum
+  EXPECT_EQ(c.total(), c.main_total() + c.mtp);
+  EXPECT_EQ(c.active(), c.main_active() + c.mtp_active);
+  // Two modules: twice the work, nothing else changes.
+  ModelSpec two = m;
+  two.mtp_layers = 2;
+  EXPECT_EQ(count_parameters(two).mtp, 2 * c.mtp);
+  EXPECT_EQ(count_parameters(two).main_total(), c.main_total());
+}
+
+// DeepSeek-V3 README_WEIGHTS.md (github.com/deepseek-ai/DeepSeek-V3): the MTP module has
+// "11.5B unique parameters (excluding the shared 0.9B Embedding and 0.9B output Head)" and
+// "Activation parameters: 1.5B (including 0.9B for the output Head)". Both figures match once
+// eh_proj (2 x 7168 x 7168 = 0.103B, present in the checkpoint as model.layers.61.eh_proj) is
+// left out as the README does; with it they are 11.6B and 1.6B. Printed to 0.1B: +-0.05B.
+TEST(ParameterCount, DeepSeekV3MtpMatchesReadmeWeights) {
+  const auto c = count_parameters(deepseek_v3_with_mtp());
+  const double eh_proj = 2.0 * 7168 * 7168;
+  const double head = 129280.0 * 7168;
+  constexpr double kHalfDigit = 0.05e9;
+  EXPECT_NEAR(c.mtp - eh_proj, 11.5e9, kHalfDigit);
+  EXPECT_NEAR(c.mtp_active - eh_proj + head, 1.5e9, kHalfDigit);
+  EXPECT_NEAR(c.mtp + head, 12.5e9, 0.1e9);  // what the checkpoint adds, less its embedding copy
+}
+
+// The router's expert bias (DeepSeek-V3 e_score_correction_bias, gpt-oss router bias): one per
+// expert per MoE layer, active for every token.
+TEST(ParameterCount, RouterBiasIsOnePerExpert) {
+  ModelSpec m = deepseek_v3_with_mtp();
+  const auto with_bias = count_parameters(m);
+  m.moe.router_bias = false;
+  const auto without = count_parameters(m);
+  EXPECT_EQ(with_bias.moe_mlp_per_layer - without.moe_mlp_per_layer, 256.0);
+  EXPECT_EQ(with_bias.moe_active_mlp_per_layer - without.moe_active_mlp_per_layer, 256.0);
+  EXPECT_EQ(with_bias.total() - without.total(), (58.0 + 1.0) * 256);  // 58 MoE layers + MTP
+}
+
+// active_without_embedding(): the input table leaves, the LM head's matrix stays, whether it is a
+// separate output head or tied to the embedding.
+TEST(ParameterCount, ActiveWithoutEmbeddingKeepsTheUnembedding) {
+  ModelSpec untied = llama(2, 256, 1024, 4, 2, 1000);
+  untied.validate();
+  const auto u = count_parameters(untied);
+  EXPECT_EQ(u.unembedding, 1000.0 * 256);
+  EXPECT_EQ(u.active_without_embedding(), u.active() - 1000.0 * 256);
+  ModelSpec tied = untied;
+  tied.tied_embeddings = true;
+  const auto t = count_parameters(tied);
+  EXPECT_EQ(t.output_head, 0.0);
+  EXPECT_EQ(t.active_without_embedding(), t.active());  // the one matrix is the unembedding
+  // Learned positions are embedding parameters too.
+  const ModelSpec g = gpt(2, 64, 4, 1000, 128);
+  const auto gc = count_parameters(g);
+  EXPECT_EQ(gc.active_without_embedding(), gc.active() - 128.0 * 64);
 }
 
 }  // namespace
