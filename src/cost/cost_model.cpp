@@ -225,6 +225,7 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, cons
     StageShape shape;
     shape.layers = split.physical_stage_layers(s, pp);
     shape.moe_layers = moe_layers_on_stage(m, split, s, pp);
+    shape.framework = p.framework;
     shape.has_embedding = s == 0;
     shape.has_output_head = s == pp - 1;
     shape.recomputed_layers = 0;
@@ -259,15 +260,17 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, cons
     double gather_s = 0;
     if (p.zero == OptimizerSharding::none) {
       t.sync_s = over_params(all_reduce_time_s, g, params);
-    } else if (p.zero != OptimizerSharding::zero3 || p.pp > 1) {
-      // ZeRO-1/2, and pipelined ZeRO-3 (gathers once per step, see memory_model.h).
+    } else if (p.zero != OptimizerSharding::zero3 || (p.pp > 1 && !p.reshard_after_forward)) {
+      // ZeRO-1/2, and pipelined ZeRO-3 that keeps its weights gathered for the whole step
+      // (memory_model.h's variant (c)): one gather and one reduce-scatter per step.
       t.sync_s = over_params(reduce_scatter_time_s, g, params);
       gather_s = over_params(all_gather_time_s, w16, params);
     } else {
-      // Every micro-batch gathers the weights before forward and again before backward (and for
-      // the recomputed forward) and reduce-scatters its gradients, prefetched under compute; the
-      // first layer's gather cannot hide (Rajbhandari et al. 2020 §5; Zhao et al. 2023, FSDP §3.3).
-      const double gathers = p.recompute == Recompute::full ? 3.0 : 2.0;
+      // Every micro-batch gathers the weights before forward and, when they were re-sharded after
+      // it, again before backward (and for the recomputed forward), and reduce-scatters its
+      // gradients, prefetched under compute; the first layer's gather cannot hide (Rajbhandari et
+      // al. 2020 §5; Zhao et al. 2023, FSDP §3.3).
+      const double gathers = !p.reshard_after_forward ? 1.0 : (p.recompute == Recompute::full ? 3.0 : 2.0);
       const double layers = std::max<double>(1.0, static_cast<double>(shape.layers));
       // The collectives run per layer (FSDP's wrapping unit), so each pays the ring's latency;
       // over_params counts one latency per whole-stage collective.

@@ -18,7 +18,7 @@ constexpr const char* kKeys =
     "tp, pp, dp, cp, ep, vpp, mb, gbs, seq, recompute, recompute_layers, sp, zero, precision, overlap_grad, "
     "overlap_param, overlap_tp, overlap_p2p, p2p_sg, flash, first_stage_layers, last_stage_layers, etp, "
     "dispatcher, capacity_factor, force_balance, overlap_ep, delay_wgrad, fp8_recipe, fp8_param_gather, "
-    "recompute_modules, reshard";
+    "recompute_modules, reshard, framework";
 
 
 // Fills a plan from key -> text pairs (shorthand or JSON values rendered as text).
@@ -60,6 +60,11 @@ PlanRequest build(const std::map<std::string, std::string>& kv, const ModelSpec&
     else if (key == "fp8_param_gather") p.fp8_param_gather = parse_switch(key, value);
     else if (key == "recompute_modules") p.recompute_modules = parse_recompute_modules(value);
     else if (key == "reshard") p.reshard_after_forward = parse_switch(key, value);
+    else if (key == "framework") {
+      if (value == "megatron") p.framework = TrainingFramework::megatron;
+      else if (value == "torchtitan") p.framework = TrainingFramework::torchtitan;
+      else throw Error("framework", "unknown value '" + value + "'", "megatron, torchtitan");
+    }
     else throw Error("plan." + key, "unknown key", kKeys);
   }
   if (!gbs_given) throw Error("gbs", "missing from the plan", "gbs=N (sequences per optimizer step)");
@@ -89,7 +94,7 @@ std::string json_value_text(const std::string& key, const nlohmann::json& v) {
   if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
   if (v.is_number_unsigned()) return std::to_string(v.get<std::uint64_t>());  // range-checked by to_int
   if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
-  if (v.is_number_float()) return fmt::format("{}", v.get<double>());
+  if (v.is_number_float() && key == "capacity_factor") return fmt::format("{}", v.get<double>());
   throw Error("plan." + key, "expected an integer, string or boolean, got " + v.dump(), kKeys);
 }
 
@@ -155,7 +160,7 @@ nlohmann::json plan_to_json(const Plan& p, const Workload& w) {
           {"p2p_sg", p.p2p_scatter_gather},
           {"first_stage_layers", p.first_stage_layers},
           {"last_stage_layers", p.last_stage_layers},
-          {"etp", p.expert_tp()},
+          {"etp", p.etp},
           {"dispatcher", to_string(p.dispatcher)},
           {"capacity_factor", p.capacity_factor},
           {"force_balance", p.force_balance},
@@ -164,7 +169,8 @@ nlohmann::json plan_to_json(const Plan& p, const Workload& w) {
           {"fp8_recipe", to_string(p.fp8_recipe)},
           {"fp8_param_gather", p.fp8_param_gather},
           {"recompute_modules", recompute_modules_text(p.recompute_modules)},
-          {"reshard", p.reshard_after_forward}};
+          {"reshard", p.reshard_after_forward},
+          {"framework", p.framework == TrainingFramework::torchtitan ? "torchtitan" : "megatron"}};
 }
 
 std::string plan_to_shorthand(const Plan& p, const Workload& w) {
@@ -192,6 +198,7 @@ std::string plan_to_shorthand(const Plan& p, const Workload& w) {
   if (p.fp8_param_gather) s += ",fp8_param_gather=1";
   if (p.recompute_modules) s += ",recompute_modules=" + recompute_modules_text(p.recompute_modules);
   if (!p.reshard_after_forward) s += ",reshard=0";
+  if (p.framework == TrainingFramework::torchtitan) s += ",framework=torchtitan";
   return s;
 }
 

@@ -32,6 +32,8 @@ struct Row {
     return cells[static_cast<std::size_t>(c)];
   }
   bool empty(const char* name) const { return get(name).empty(); }
+  // Columns added to the schema later (etp, moe_layer_freq): absent means unknown.
+  bool has(const char* name) const { return table.column(name) >= 0; }
   std::int64_t integer(const char* name) const { return parse_integer(get(name), std::string("csv.") + name); }
   std::int64_t integer_or(const char* name, std::int64_t fallback) const {
     return empty(name) ? fallback : integer(name);
@@ -82,7 +84,7 @@ ModelSpec row_model(const Row& r, std::map<std::string, std::string>& assumed) {
     m.moe.shared_experts = r.integer_or("n_shared_experts", 0);
     m.moe.dense_layers = r.integer_or("n_dense_layers", 0);
   }
-  if (experts > 1) m.moe.layer_freq = r.integer_or("moe_layer_freq", 1);
+  if (experts > 1 && r.has("moe_layer_freq")) m.moe.layer_freq = r.integer_or("moe_layer_freq", 1);
   const std::string notes = r.get("notes");
   if (m.attention == AttentionKind::mla) {
     // Every mla row uses DeepSeek-V3's published dimensions (validation README §1).
@@ -117,7 +119,7 @@ void set_moe_and_fp8_knobs(const Row& r, const ModelSpec& model, Plan& p, std::m
   const std::string notes = r.get("notes");
   const auto says = [&notes](const char* text) { return notes.find(text) != std::string::npos; };
   if (model.is_moe()) {
-    if (!r.empty("etp")) p.etp = r.integer("etp");
+    if (r.has("etp") && !r.empty("etp")) p.etp = r.integer("etp");
     if (says("orce-balanced") || says("force-balanced")) {
       p.force_balance = true;
       assumed["routing"] = "force-balanced (notes)";
@@ -131,6 +133,10 @@ void set_moe_and_fp8_knobs(const Row& r, const ModelSpec& model, Plan& p, std::m
       assumed["dispatcher"] = std::string(to_string(p.dispatcher)) + (p.overlap_ep ? " with EP overlap" : "") + " (notes)";
   }
   if (p.precision == Precision::fp8 && says("delayed scaling")) p.fp8_recipe = Fp8Recipe::delayed;
+  if (r.get("source").find("torchtitan") != std::string::npos) {
+    p.framework = TrainingFramework::torchtitan;
+    assumed["framework"] = "torchtitan (source): op-level selective checkpointing, FSDP2";
+  }
   if (says("recompute of mla_up_proj") || says("RM='mla_up_proj'")) {
     p.recompute_modules = kRecomputeMlaUpProj;
     assumed["recompute_modules"] = "mla_up_proj (notes)";
@@ -140,7 +146,7 @@ void set_moe_and_fp8_knobs(const Row& r, const ModelSpec& model, Plan& p, std::m
 // Expert tensor parallel sizes to try when the row leaves etp empty: Megatron's default (tp)
 // where the layout allows it, else 1.
 std::vector<std::int64_t> etp_candidates(const Row& r, const ModelSpec& model, const Plan& base) {
-  if (!model.is_moe() || !r.empty("etp")) return {base.etp};
+  if (!model.is_moe() || (r.has("etp") && !r.empty("etp"))) return {base.etp};
   std::vector<std::int64_t> out;
   const std::int64_t ranks = base.tp * base.cp * base.dp;
   for (std::int64_t e : {base.tp, std::int64_t{1}})
@@ -242,6 +248,11 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::v
   };
   std::vector<Candidate> candidates;
   const std::vector<std::int64_t> etps = etp_candidates(r, model, base);
+  // The schema has no column for FP8 parameter gathering (--fp8-param-gather): for FP8 rows it
+  // is an unknown knob like the others.
+  const std::vector<bool> fp8_gathers = base.precision == Precision::fp8 ? std::vector<bool>{false, true}
+                                                                          : std::vector<bool>{false};
+  for (bool fp8_gather : fp8_gathers)
   for (auto etp : etps)
   for (auto mb : mbs)
     for (auto v : vpps)
@@ -250,6 +261,7 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::v
           for (auto z : zeros) {
             Plan p = base;
             p.etp = etp;
+            p.fp8_param_gather = fp8_gather;
             p.micro_batch = mb;
             p.vpp = v;
             p.recompute = rc;
@@ -284,7 +296,8 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::v
     throw Error("plan", "no valid value for the unknown knobs", "");
   }
   if (r.empty("micro_batch")) out.assumed["micro_batch"] = std::to_string(best_plan.micro_batch);
-  if (model.is_moe() && r.empty("etp")) out.assumed["etp"] = std::to_string(best_plan.expert_tp());
+  if (base.precision == Precision::fp8) out.assumed["fp8_param_gather"] = best_plan.fp8_param_gather ? "1" : "0";
+  if (model.is_moe() && (!r.has("etp") || r.empty("etp"))) out.assumed["etp"] = std::to_string(best_plan.expert_tp());
   if (r.empty("vpp")) out.assumed["vpp"] = std::to_string(best_plan.vpp);
   if (r.empty("recompute")) out.assumed["recompute"] = to_string(best_plan.recompute);
   if (r.empty("sequence_parallel") && base.tp > 1) out.assumed["sequence_parallel"] = best_plan.sequence_parallel ? "yes" : "no";

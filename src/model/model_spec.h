@@ -64,7 +64,7 @@ struct ModelSpec {
   bool attention_sinks = false;  // one learned sink logit per head per layer (GPT-OSS)
   bool dropout = false;          // hidden and attention dropout in training (GPT-3 era Megatron: 0.1)
   std::int64_t sliding_window = 0;  // gqa-swa: window of the local layers (every other layer)
-  bool qk_norm = false;             // RMSNorm on each head's query and key (Qwen3, OLMo 2)
+  bool qk_norm = false;             // RMSNorm on each head's query and key (Qwen3)
   // Multi-token prediction modules after the last layer (DeepSeek-V3 §2.2, HF
   // num_nextn_predict_layers): each is an embedding-norm pair, a 2h -> h projection and one
   // transformer layer of the model's last-layer kind, sharing the embedding and output head.

@@ -16,6 +16,9 @@
 namespace tessera {
 
 enum class OptimizerSharding { none, zero1, zero2, zero3 };
+// The training framework whose memory behaviour a plan follows: Megatron-Core (the default), or
+// torchtitan (op-level selective activation checkpointing, FSDP2 as zero3).
+enum class TrainingFramework { megatron, torchtitan };
 enum class Precision { bf16, fp8 };
 // FP8 scaling recipes of Transformer Engine as Megatron-Core names them (--fp8-recipe, r0.13+):
 // per-tensor delayed scaling (amax history), per-tensor current scaling ("tensorwise"),
@@ -101,6 +104,7 @@ struct Plan {
   // ZeRO-3: re-shard parameters after each forward (FSDP reshard_after_forward, the default) or
   // keep them gathered until the backward is done.
   bool reshard_after_forward = true;
+  TrainingFramework framework = TrainingFramework::megatron;
   bool flash_attention = true;       // fused attention (no s x s scores in memory)
   // Send 1/tp of each activation between stages and all-gather it over NVLink (SC'21 §4.1);
   // sequence parallelism gives the same split. DeepSpeed's pipeline engine sends it whole.

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <tuple>
 #include <utility>
 
 #include <gtest/gtest.h>
@@ -206,6 +207,153 @@ TEST(MemoryModel, ActivationsScaleWithLayersAndInflightMicrobatches) {
   const double sbh = 2048.0 * 1.0 * 12288.0;
   EXPECT_LT(rel_err(mem.activations_bytes, 34.0 * sbh * 96.0 / 8.0), 1e-12);
   EXPECT_EQ(mem.logits_bytes, 0.0);  // no output layer on the first stage
+}
+
+// Expert tensor parallelism (MoE parallel folding): routed experts are split over ep x etp ranks,
+// not ep x tp. Mixtral 8x7B by hand: 32 layers x 8 experts x 3 h f.
+TEST(MemoryModel, ExpertWeightsSplitOverEpTimesEtpByHand) {
+  const ModelSpec m = builtin_model("mixtral-8x7b");
+  const double routed = 32.0 * 8.0 * 3.0 * 4096.0 * 14336.0;
+  ASSERT_EQ(m.moe_layers(), 32);
+  ASSERT_EQ(m.moe.expert_ffn_hidden, 14336);
+  for (auto [tp, ep, etp] : {std::tuple<i64, i64, i64>{4, 8, 1}, {4, 2, 2}, {2, 4, 0}, {8, 8, 1}}) {
+    Plan p;
+    p.tp = tp;
+    p.ep = ep;
+    p.etp = etp;
+    const double split = double(ep) * double(etp == 0 ? tp : etp);
+    EXPECT_LT(rel_err(stage_parameters(m, p, whole_model(m)).expert, routed / split), 1e-12)
+        << "tp=" << tp << " ep=" << ep << " etp=" << etp;
+  }
+}
+
+// The distributed optimizer shards expert state over the expert-data-parallel ranks
+// (tp x cp x dp / (etp x ep)) and dense state over dp x cp.
+TEST(MemoryModel, ExpertOptimizerStateShardsOverExpertDp) {
+  const ModelSpec m = builtin_model("mixtral-8x7b");
+  Plan p;
+  p.tp = 4;
+  p.dp = 16;
+  p.ep = 8;
+  p.etp = 1;
+  p.zero = OptimizerSharding::zero1;
+  ASSERT_EQ(p.expert_dp(), 8);
+  const StageParameters params = stage_parameters(m, p, whole_model(m));
+  const MemoryBreakdown mem = stage_memory(m, p, workload(64, 4096), whole_model(m));
+  EXPECT_LT(rel_err(mem.optimizer_bytes, 12.0 * (params.dense / 16.0 + params.expert / 8.0)), 1e-12);
+}
+
+// ZeRO-3 variants, from least to most memory: resharding after forward (two layers gathered);
+// keeping the stage gathered from forward to backward (pp = 1); and under pipelining keeping the
+// weights gathered and the gradients unsharded for the whole step. Optimizer state is identical.
+TEST(MemoryModel, Zero3ReshardVariantsOrdered) {
+  const ModelSpec m = builtin_model("llama3-70b");
+  Plan p;
+  p.tp = 8;
+  p.dp = 16;
+  p.zero = OptimizerSharding::zero3;
+  StageShape s = whole_model(m);
+  const MemoryBreakdown reshard = stage_memory(m, p, workload(64, 8192), s);
+  p.reshard_after_forward = false;
+  const MemoryBreakdown kept = stage_memory(m, p, workload(64, 8192), s);
+  EXPECT_LT(reshard.total(), kept.total());
+  EXPECT_DOUBLE_EQ(reshard.optimizer_bytes, kept.optimizer_bytes);
+  EXPECT_DOUBLE_EQ(reshard.gradients_bytes, kept.gradients_bytes);
+  // pp = 2, one stage of 40 layers.
+  Plan q = p;
+  q.pp = 2;
+  StageShape half;
+  half.layers = 40;
+  half.has_embedding = true;
+  half.inflight_microbatches = 2;
+  q.reshard_after_forward = true;
+  const MemoryBreakdown pp_reshard = stage_memory(m, q, workload(64, 8192), half);
+  q.reshard_after_forward = false;
+  const MemoryBreakdown pp_resident = stage_memory(m, q, workload(64, 8192), half);
+  EXPECT_LT(pp_reshard.total(), pp_resident.total());
+  const double stage_params = stage_parameters(m, q, half).total();
+  EXPECT_DOUBLE_EQ(pp_resident.weights_bytes, 2.0 * stage_params);
+  EXPECT_DOUBLE_EQ(pp_resident.gradients_bytes, 4.0 * stage_params);
+  EXPECT_LT(rel_err(pp_reshard.gradients_bytes, 4.0 * stage_params / 16.0), 1e-12);
+  // ZeRO-1 holds everything but the optimizer state unsharded: more than any ZeRO-3 variant
+  // that reshards.
+  Plan z1 = q;
+  z1.zero = OptimizerSharding::zero1;
+  EXPECT_LT(pp_reshard.total(), stage_memory(m, z1, workload(64, 8192), half).total());
+}
+
+// FP8 GEMMs keep FP8 copies of the weights next to the 16-bit ones; --fp8-param-gather stores the
+// parameters in FP8 only. Norms and embeddings stay 16-bit.
+TEST(MemoryModel, Fp8WeightCopiesAndParamGather) {
+  const ModelSpec m = builtin_model("llama3-70b");
+  Plan p;
+  p.tp = 8;
+  const MemoryBreakdown bf16 = stage_memory(m, p, workload(8, 8192), whole_model(m));
+  const StageParameters params = stage_parameters(m, p, whole_model(m));
+  p.precision = Precision::fp8;
+  const MemoryBreakdown fp8 = stage_memory(m, p, workload(8, 8192), whole_model(m));
+  EXPECT_LT(rel_err(fp8.weights_bytes - bf16.weights_bytes, 2.0 * (params.gemm_dense + params.gemm_expert)), 1e-12);
+  p.fp8_param_gather = true;
+  const MemoryBreakdown gather = stage_memory(m, p, workload(8, 8192), whole_model(m));
+  EXPECT_DOUBLE_EQ(gather.weights_bytes, bf16.weights_bytes);  // 2 FP8 layouts = one 16-bit copy
+  EXPECT_LT(gather.weights_bytes, fp8.weights_bytes);
+  p.fp8_recipe = Fp8Recipe::mxfp8;
+  EXPECT_GT(stage_memory(m, p, workload(8, 8192), whole_model(m)).weights_bytes, gather.weights_bytes);
+  EXPECT_LT(params.gemm_dense, params.dense);  // norms, embedding and head are not GEMM weights
+}
+
+// A larger capacity factor (padded expert inputs) never reduces a stage's memory.
+TEST(MemoryModel, LargerCapacityFactorNeverReducesMemory) {
+  const ModelSpec m = builtin_model("mixtral-8x7b");
+  Plan p;
+  p.tp = 2;
+  p.sequence_parallel = true;
+  p.ep = 4;
+  p.dp = 4;
+  double previous = 0;
+  for (double cf : {1.0, 1.25, 1.5, 2.0, 3.0}) {
+    p.capacity_factor = cf;
+    const double total = stage_memory(m, p, workload(16, 4096), whole_model(m)).total();
+    EXPECT_GT(total, previous) << cf;
+    previous = total;
+  }
+}
+
+// MTP modules live on the last stage: their parameters (ParameterCount::mtp) and activations.
+TEST(MemoryModel, MtpModulesOnTheLastStage) {
+  ModelSpec m = builtin_model("mixtral-8x7b");
+  Plan p;
+  p.pp = 2;
+  StageShape last;
+  last.layers = 16;
+  last.moe_layers = 16;
+  last.has_output_head = true;
+  last.inflight_microbatches = 1;
+  const MemoryBreakdown without = stage_memory(m, p, workload(8, 4096), last);
+  const double params_without = stage_parameters(m, p, last).total();
+  m.mtp_layers = 1;
+  const MemoryBreakdown with = stage_memory(m, p, workload(8, 4096), last);
+  EXPECT_LT(rel_err(stage_parameters(m, p, last).total() - params_without, count_parameters(m).mtp), 1e-9);
+  EXPECT_GT(with.activations_bytes, without.activations_bytes);
+  EXPECT_GT(with.logits_bytes, without.logits_bytes);
+  StageShape first = last;
+  first.has_output_head = false;
+  first.has_embedding = true;
+  m.mtp_layers = 0;
+  const double first_without = stage_memory(m, p, workload(8, 4096), first).total();
+  m.mtp_layers = 1;
+  EXPECT_DOUBLE_EQ(stage_memory(m, p, workload(8, 4096), first).total(), first_without);
+}
+
+// The runtime reserve: CUDA context and workspaces, plus NCCL buffers per communicator used.
+TEST(MemoryModel, RuntimeReserveCountsCommunicators) {
+  Plan single;
+  EXPECT_DOUBLE_EQ(runtime_reserve_bytes(single), kCudaContextBytes + kWorkspaceBytes);
+  Plan p;
+  p.tp = 8;
+  p.pp = 4;
+  p.dp = 2;
+  EXPECT_DOUBLE_EQ(runtime_reserve_bytes(p), kCudaContextBytes + kWorkspaceBytes + 3 * kNcclBytesPerCommunicator);
 }
 
 }  // namespace
