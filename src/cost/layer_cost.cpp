@@ -29,7 +29,7 @@ constexpr double kElementwiseBackwardOverForward = 2.0;
 constexpr double kUnfusedSoftmaxBytesPerScore = 11.0;
 // FP8 GEMMs cast their 16-bit inputs: read 2 bytes, write 1 (Transformer Engine current scaling),
 // and the transposed copy the weight-gradient GEMM reads (TE's fused cast-transpose): 1 more.
-// Backward casts each GEMM's output gradient the same way. Weights are cast once per step.
+// Weights are cast once per step.
 constexpr double kFp8CastBytesPerElement = 4.0;
 // Block-wise and MX scaling write per-block scales and compute the amax in the cast kernel.
 constexpr double kBlockScaledExtraBytesPerElement = 2.0;
@@ -188,17 +188,16 @@ LayerCost layer_cost(const LayerContext& x, bool moe, Recompute recompute) {
   const double norm_fwd = memory_bound_time_s(kB16 * T * kNormPasses * h / sp_divisor, x.c.gpu);
   double elementwise_bytes_fwd =
       kB16 * T * (kReplicatedElementwisePasses * h / sp_divisor + act_passes * act_width + rope_passes + qk_norm_passes);
-  double fp8_cast_bwd_s = 0;
   if (x.fp8) {
-    // Inputs of the projection and dense MLP GEMMs forward, their output gradients backward.
+    // Inputs of the projection and dense MLP GEMMs are cast forward. Backward, Transformer Engine
+    // fuses each output gradient's cast-transpose into the kernel that produces it (its
+    // dbias / dact cast-transpose kernels), so it adds no pass of its own here.
     const double cast = fp8_cast_bytes(p);
     elementwise_bytes_fwd += cast * T * (2.0 * h / sp_divisor + q_width / t + act_width);
-    fp8_cast_bwd_s = memory_bound_time_s(cast * T * ((q_width + 2.0 * kv_width) / t + 2.0 * h / sp_divisor +
-                                                      (moe ? 0.0 : 2.0 * act_width)), x.c.gpu);
   }
   const double elementwise_fwd = memory_bound_time_s(elementwise_bytes_fwd, x.c.gpu) +
                                  kElementwiseKernelsPerLayer * kKernelOverheadS;
-  const double elementwise_bwd = kElementwiseBackwardOverForward * elementwise_fwd + fp8_cast_bwd_s;
+  const double elementwise_bwd = kElementwiseBackwardOverForward * elementwise_fwd;
 
   // GPU work, forward and backward; the MoE block's backward is twice its GEMMs and casts, once
   // its router and permutation.
