@@ -130,6 +130,9 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
     if (!o->emit.empty() && o->emit != "megatron" && o->emit != "torchtitan" && o->emit != "json")
       throw Error("--emit", "unknown format '" + o->emit + "'", "megatron, torchtitan, json");
     PlanConstraints fix = parse_constraints(o->fix);
+    // FP8 (with the GPU's natural recipe) is searched next to bf16 on GPUs that have it; the
+    // planner drops it elsewhere. --fix precision=bf16 keeps the run in bf16.
+    if (!fix.precision) fix.precision_choices = {Precision::bf16, Precision::fp8};
     fix.allow_cross_node_tp = o->cross_node_tp;
     if (o->max_memory_gib != 0) fix.max_memory_gib = o->max_memory_gib;
     PlannerOptions options;

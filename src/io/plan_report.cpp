@@ -31,9 +31,20 @@ std::string short_plan(const Plan& p) {
   if (p.cp > 1) s += fmt::format(",cp={}", p.cp);
   if (p.ep > 1) s += fmt::format(",ep={}", p.ep);
   if (p.vpp > 1) s += fmt::format(",vpp={}", p.vpp);
+  if (p.etp != 0 && p.etp != p.tp) s += fmt::format(",etp={}", p.etp);
   s += fmt::format(",mb={},recompute={}", p.micro_batch, to_string(p.recompute));
   if (p.recompute_layers > 0) s += fmt::format(":{}", p.recompute_layers);
+  if (p.recompute == Recompute::selective && p.recompute_modules != 0)
+    s += fmt::format(":{}", recompute_modules_text(p.recompute_modules));
   s += fmt::format(",zero={}", to_string(p.zero));
+  // The MoE and FP8 keys where they are not the defaults (they matter only then).
+  if (p.ep > 1 && p.dispatcher != MoeDispatcher::alltoall) s += fmt::format(",dispatcher={}", to_string(p.dispatcher));
+  if (p.overlap_ep) s += p.delay_wgrad ? ",overlap_ep+delay_wgrad" : ",overlap_ep";
+  if (p.capacity_factor > 0) s += fmt::format(",capacity_factor={}", p.capacity_factor);
+  if (p.precision == Precision::fp8) {
+    s += fmt::format(",fp8={}", to_string(p.fp8_recipe));
+    if (p.fp8_param_gather) s += "+param_gather";
+  }
   return s;
 }
 
@@ -108,10 +119,10 @@ std::string plan_search_to_table(const PlanSearch& s, const ModelSpec& model, co
                        s.min_peak_memory_bytes / units::kGiB, short_plan(s.min_memory_plan));
     return out;
   }
-  out += fmt::format("\n{:>3}  {:<64} {:>10} {:>6} {:>10} {:>8}\n", "#", "plan", "time_s", "MFU", "tokens/s", "mem_GiB");
+  out += fmt::format("\n{:>3}  {:<72} {:>10} {:>6} {:>10} {:>8}\n", "#", "plan", "time_s", "MFU", "tokens/s", "mem_GiB");
   for (std::size_t i = 0; i < s.plans.size(); ++i) {
     const auto& r = s.plans[i];
-    out += fmt::format("{:>3}  {:<64} {:>10.3f} {:>5.1f}% {:>10.0f} {:>8.1f}\n", i + 1, short_plan(r.plan),
+    out += fmt::format("{:>3}  {:<72} {:>10.3f} {:>5.1f}% {:>10.0f} {:>8.1f}\n", i + 1, short_plan(r.plan),
                        r.estimate.iteration_time_s, 100 * r.estimate.mfu, r.estimate.tokens_per_s,
                        r.estimate.peak_memory_bytes / units::kGiB);
   }
@@ -203,6 +214,21 @@ PlanConstraints parse_constraints(const std::string& text) {
     else if (key == "sp") c.sequence_parallel = parse_switch("fix.sp", value);
     else if (key == "zero") c.zero = parse_optimizer_sharding(value);
     else if (key == "precision") c.precision = parse_precision(value);
+    else if (key == "etp") {
+      c.etp = parse_integer(value, "fix.etp");
+      require_non_negative("fix.etp", *c.etp);
+    }
+    else if (key == "dispatcher") c.dispatcher = parse_moe_dispatcher(value);
+    else if (key == "overlap_ep") c.overlap_ep = parse_switch("fix.overlap_ep", value);
+    else if (key == "delay_wgrad") c.delay_wgrad = parse_switch("fix.delay_wgrad", value);
+    else if (key == "recompute_modules") c.recompute_modules = parse_recompute_modules(value);
+    else if (key == "fp8_recipe") c.fp8_recipe = parse_fp8_recipe(value);
+    else if (key == "fp8_param_gather") c.fp8_param_gather = parse_switch("fix.fp8_param_gather", value);
+    // MoE semantics and FSDP behaviour the search does not vary (they change what is trained or
+    // how, not only its speed): every candidate runs with them.
+    else if (key == "capacity_factor") c.defaults.capacity_factor = parse_number(value, "fix.capacity_factor");
+    else if (key == "force_balance") c.defaults.force_balance = parse_switch("fix.force_balance", value);
+    else if (key == "reshard") c.defaults.reshard_after_forward = parse_switch("fix.reshard", value);
     // Switches the search does not vary: they set what every candidate runs with.
     else if (key == "flash") c.defaults.flash_attention = parse_switch("fix.flash", value);
     else if (key == "overlap_grad") c.defaults.overlap_grad_reduce = parse_switch("fix.overlap_grad", value);
@@ -211,8 +237,28 @@ PlanConstraints parse_constraints(const std::string& text) {
     else if (key == "overlap_p2p") c.defaults.overlap_p2p = parse_switch("fix.overlap_p2p", value);
     else if (key == "p2p_sg") c.defaults.p2p_scatter_gather = parse_switch("fix.p2p_sg", value);
     else throw Error("fix." + key, "unknown key",
-                     "tp, pp, cp, ep, vpp, mb, recompute, recompute_layers, sp, zero, precision, flash, "
-                     "overlap_grad, overlap_param, overlap_tp, overlap_p2p, p2p_sg");
+                     "tp, pp, cp, ep, etp, vpp, mb, recompute, recompute_layers, recompute_modules, sp, zero, "
+                     "precision, fp8_recipe, fp8_param_gather, dispatcher, overlap_ep, delay_wgrad, "
+                     "capacity_factor, force_balance, reshard, flash, overlap_grad, overlap_param, overlap_tp, "
+                     "overlap_p2p, p2p_sg");
+  }
+  // Keys that only exist under another: pinning them pins that one.
+  if (c.recompute_modules) {
+    if (c.recompute && *c.recompute != Recompute::selective)
+      throw Error("fix.recompute_modules", "only applies to selective recompute", "recompute=selective or unset");
+    c.recompute = Recompute::selective;
+  }
+  if (c.fp8_recipe || c.fp8_param_gather.value_or(false)) {
+    if (c.precision && *c.precision != Precision::fp8)
+      throw Error(c.fp8_recipe ? "fix.fp8_recipe" : "fix.fp8_param_gather", "only applies to precision=fp8",
+                  "precision=fp8 or unset");
+    c.precision = Precision::fp8;
+  }
+  if (c.delay_wgrad.value_or(false)) {
+    if (c.overlap_ep && !*c.overlap_ep)
+      throw Error("fix.delay_wgrad", "needs overlap_ep (Megatron: delay_wgrad_compute requires overlap_moe_expert_parallel_comm)",
+                  "delay_wgrad=0, or overlap_ep=1");
+    c.overlap_ep = true;
   }
   return c;
 }

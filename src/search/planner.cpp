@@ -1,8 +1,12 @@
 #include "search/planner.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
 #include <cmath>
 #include <mutex>
 #include <thread>
@@ -11,6 +15,7 @@
 #include "core/divisors.h"
 #include "core/error.h"
 #include "core/units.h"
+#include "search/plan_space.h"
 
 namespace tessera {
 
@@ -18,10 +23,13 @@ namespace {
 
 // Largest micro-batch and interleaving degree searched: beyond these, activation memory grows
 // with no time left to win (GEMMs are already large; the bubble is already divided by v).
-constexpr std::int64_t kMaxMicroBatch = 32;
+constexpr std::int64_t kMaxMicroBatch = 32;  // <= 64: micro-batch sets are 64-bit masks
 constexpr std::int64_t kMaxVpp = 32;
 // Chunks up to this many layers try every partial-recompute count.
 constexpr std::int64_t kAllPartialUpTo = 8;
+// Upper bound on searched_expert_comm's variants (a fixed array of their time bounds).
+constexpr std::size_t kMaxExpertComms = 8;
+constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
 template <typename T>
 std::vector<T> pinned_or(const std::optional<T>& pin, std::vector<T> all) {
@@ -30,10 +38,18 @@ std::vector<T> pinned_or(const std::optional<T>& pin, std::vector<T> all) {
 }
 
 struct Shape {
-  std::int64_t tp, pp, cp, ep;
+  std::int64_t tp, pp, cp, ep, etp;
 };
 
-// Ranking order: faster first, then smaller, then simpler.
+// One recompute choice: the mode, its selective modules, its partial layer count.
+struct RecomputeOption {
+  Recompute recompute;
+  unsigned modules;
+  std::int64_t layers;
+};
+
+// Ranking order: faster first, then smaller, then simpler (less sharding, bf16, less recompute,
+// fewer chunks, smaller micro-batches, fewer cp / ep / pp ranks, default expert keys).
 bool better(const RankedPlan& a, const RankedPlan& b) {
   if (a.estimate.iteration_time_s != b.estimate.iteration_time_s)
     return a.estimate.iteration_time_s < b.estimate.iteration_time_s;
@@ -41,8 +57,55 @@ bool better(const RankedPlan& a, const RankedPlan& b) {
     return a.estimate.peak_memory_bytes < b.estimate.peak_memory_bytes;
   const Plan& x = a.plan;
   const Plan& y = b.plan;
-  return std::tie(x.zero, x.recompute, x.recompute_layers, x.vpp, x.micro_batch, x.cp, x.ep, x.pp, x.tp) <
-         std::tie(y.zero, y.recompute, y.recompute_layers, y.vpp, y.micro_batch, y.cp, y.ep, y.pp, y.tp);
+  return std::tie(x.zero, x.precision, x.recompute, x.recompute_modules, x.recompute_layers, x.vpp, x.micro_batch,
+                  x.cp, x.ep, x.pp, x.tp, x.etp, x.dispatcher, x.overlap_ep, x.delay_wgrad, x.fp8_param_gather) <
+         std::tie(y.zero, y.precision, y.recompute, y.recompute_modules, y.recompute_layers, y.vpp, y.micro_batch,
+                  y.cp, y.ep, y.pp, y.tp, y.etp, y.dispatcher, y.overlap_ep, y.delay_wgrad, y.fp8_param_gather);
+}
+
+// Identical in every reported term: the cost model does not tell the two plans apart.
+bool same_estimate(const Estimate& a, const Estimate& b) {
+  const TimeBreakdown& s = a.time;
+  const TimeBreakdown& t = b.time;
+  const MemoryBreakdown& m = a.memory;
+  const MemoryBreakdown& n = b.memory;
+  return a.iteration_time_s == b.iteration_time_s && a.peak_memory_bytes == b.peak_memory_bytes &&
+         a.hardware_flops == b.hardware_flops && a.peak_memory_stage == b.peak_memory_stage &&
+         std::tie(s.compute_s, s.recompute_s, s.tp_comm_s, s.cp_comm_s, s.ep_comm_s, s.pp_comm_s, s.bubble_s,
+                  s.dp_comm_s, s.optimizer_s) ==
+             std::tie(t.compute_s, t.recompute_s, t.tp_comm_s, t.cp_comm_s, t.ep_comm_s, t.pp_comm_s, t.bubble_s,
+                      t.dp_comm_s, t.optimizer_s) &&
+         std::tie(m.weights_bytes, m.gradients_bytes, m.optimizer_bytes, m.activations_bytes, m.logits_bytes,
+                  m.buffers_bytes, m.framework_bytes) ==
+             std::tie(n.weights_bytes, n.gradients_bytes, n.optimizer_bytes, n.activations_bytes, n.logits_bytes,
+                      n.buffers_bytes, n.framework_bytes);
+}
+
+// Sorted best first; drops every entry identical in estimate to a better one.
+std::int64_t drop_aliases(std::vector<RankedPlan>& plans) {
+  std::sort(plans.begin(), plans.end(), better);
+  std::vector<RankedPlan> kept;
+  kept.reserve(plans.size());
+  for (auto& r : plans) {
+    bool alias = false;
+    for (const auto& k : kept)
+      alias = alias || same_estimate(k.estimate, r.estimate) || same_configuration(k.plan, r.plan);
+    if (!alias) kept.push_back(r);
+  }
+  const auto dropped = static_cast<std::int64_t>(plans.size() - kept.size());
+  plans = std::move(kept);
+  return dropped;
+}
+
+bool is_valid(const Plan& p, const ModelSpec& model, const Cluster& cluster, const Workload& workload) {
+  try {
+    validate_plan(p, model, cluster, workload);
+    return true;
+  } catch (const Error& e) {
+    static int shown = 0;
+    if (std::getenv("TESSERA_DBG") && shown++ < 5) std::fprintf(stderr, "%s: %s\n", e.field().c_str(), e.what());
+    return false;
+  }
 }
 
 }  // namespace
@@ -56,8 +119,12 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
       fix.max_memory_gib ? *fix.max_memory_gib * units::kGiB : cluster.gpu.usable_memory_gib * units::kGiB;
   if (fix.max_memory_gib && !(*fix.max_memory_gib > 0.0))
     throw Error("--max-memory-gib", "must be positive", "a number of GiB > 0");
+  if (fix.recompute_modules && fix.recompute && *fix.recompute != Recompute::selective)
+    throw Error("fix.recompute_modules", "only applies to selective recompute", "recompute=selective or unset");
+  if (fix.delay_wgrad.value_or(false) && !fix.overlap_ep.value_or(true))
+    throw Error("fix.delay_wgrad", "needs overlap_ep", "delay_wgrad=0, or overlap_ep=1");
 
-  // Outer shapes (tp, pp, cp, ep), each checked for divisibility.
+  // Outer shapes (tp, pp, cp, ep, etp), each checked for divisibility.
   std::vector<Shape> shapes;
   const std::int64_t tp_limit = fix.allow_cross_node_tp ? gpus : std::min<std::int64_t>(gpus, cluster.gpus_per_node);
   for (std::int64_t tp : pinned_or(fix.tp, divisors(model.heads, tp_limit))) {
@@ -73,19 +140,36 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
         if (model.is_moe()) eps = divisors(model.moe.experts, model.moe.experts);
         for (std::int64_t ep : pinned_or(fix.ep, eps)) {
           if (ep > 1 && (!model.is_moe() || model.moe.experts % ep != 0 || (dp * cp * tp) % ep != 0)) continue;
-          shapes.push_back({tp, pp, cp, ep});
+          std::vector<std::int64_t> etps = searched_expert_tp(model, tp, cp, dp, ep);
+          if (fix.etp) {
+            // A pinned etp equal to tp is the default (0); a dense model has no expert layers.
+            const std::int64_t e = *fix.etp == tp || !model.is_moe() ? 0 : *fix.etp;
+            if (!model.is_moe() && *fix.etp > 1) continue;
+            if (model.is_moe() && (dp * cp * tp) % ((e == 0 ? tp : e) * ep) != 0) continue;
+            etps = {e};
+          }
+          for (std::int64_t etp : etps) shapes.push_back({tp, pp, cp, ep, etp});
         }
       }
     }
   }
 
   const std::vector<Recompute> recomputes =
-      pinned_or(fix.recompute, {Recompute::none, Recompute::selective, Recompute::full});
+      fix.recompute_modules ? std::vector<Recompute>{Recompute::selective}
+                            : pinned_or(fix.recompute, {Recompute::none, Recompute::selective, Recompute::full});
   const std::vector<OptimizerSharding> zeros = pinned_or(
       fix.zero, fix.zero_choices.empty()
                     ? std::vector<OptimizerSharding>{OptimizerSharding::none, OptimizerSharding::zero1, OptimizerSharding::zero3}
                     : fix.zero_choices);
-  const Precision precision = fix.precision.value_or(Precision::bf16);
+  std::vector<Precision> precisions =
+      pinned_or(fix.precision, fix.precision_choices.empty() ? std::vector<Precision>{Precision::bf16} : fix.precision_choices);
+  const Fp8Recipe recipe = fix.fp8_recipe.value_or(natural_fp8_recipe(cluster.gpu));
+  // FP8 only where the GPU runs it (and its recipe); validate_plan's rule, checked once here.
+  std::erase_if(precisions, [&](Precision p) {
+    return p == Precision::fp8 && (cluster.gpu.fp8_tflops <= 0 || (recipe == Fp8Recipe::mxfp8 && !cluster.gpu.mxfp8));
+  });
+  const std::vector<unsigned> module_sets =
+      fix.recompute_modules ? std::vector<unsigned>{*fix.recompute_modules} : searched_recompute_modules(model);
 
   double reference_s = -1;
   if (options.reference) {
@@ -95,10 +179,15 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
                       : estimate_analytical(model, cluster, *options.reference, workload).iteration_time_s;
   }
   struct Worker {
-    std::vector<RankedPlan> best;  // top `rescored` by the closed form
-    std::int64_t evaluated = 0, feasible = 0, faster_than_reference = 0;
+    std::vector<RankedPlan> best;  // top `rescored` by the closed form, no two with one estimate
+    std::int64_t evaluated = 0, feasible = 0, faster_than_reference = 0, invalid = 0, aliases = 0;
     double min_peak = -1;
     Plan min_plan;
+    std::size_t capacity = 0;
+    // No candidate slower than this can enter the ranking (the worst ranked, once full).
+    double threshold() const {
+      return best.size() >= capacity ? best.front().estimate.iteration_time_s : std::numeric_limits<double>::infinity();
+    }
   };
   const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
   const int threads = options.threads > 0 ? options.threads : static_cast<int>(hardware);
@@ -107,85 +196,270 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
   std::atomic<std::int64_t> done{0};
 
   const std::size_t rescored = std::max(options.rescored, options.top_k);
-  auto work = [&](Worker& wk) {
-    std::vector<std::int64_t> partial_layers;
-    const auto worse = [](const RankedPlan& a, const RankedPlan& b) { return better(a, b); };
-    for (std::size_t i = next++; i < shapes.size(); i = next++) {
-      const Shape& sh = shapes[i];
-      Plan base = fix.defaults;
-      base.tp = sh.tp;
-      base.pp = sh.pp;
-      base.cp = sh.cp;
-      base.ep = sh.ep;
-      base.dp = gpus / (sh.tp * sh.pp * sh.cp);
-      base.precision = precision;
-      base.first_stage_layers = base.last_stage_layers = 0;
-      base.sequence_parallel = fix.sequence_parallel.value_or(sh.tp > 1);
-      if (base.sequence_parallel && sh.tp == 1) continue;
-      if (workload.global_batch % base.dp != 0) continue;
-      const std::int64_t per_replica = workload.global_batch / base.dp;
-      std::vector<std::int64_t> vpps{1};
-      if (sh.pp > 1)
-        for (std::int64_t v = 2; v <= kMaxVpp && sh.pp * v <= model.layers; ++v) vpps.push_back(v);
-      for (std::int64_t mb : pinned_or(fix.micro_batch, divisors(per_replica, kMaxMicroBatch))) {
-        if (per_replica % mb != 0) continue;
-        const std::int64_t m = per_replica / mb;
-        for (std::int64_t v : pinned_or(fix.vpp, vpps)) {
-          if (v > 1 && (sh.pp == 1 || m % sh.pp != 0 || sh.pp * v > model.layers)) continue;
-          // Full recompute of only the first N layers of each chunk: N over 1..chunk-1 for short
-          // chunks, else powers of two and the half and three-quarter marks (the memory / time
-          // trade-off is linear in N, so these bracket the best N within a few layers).
-          const std::int64_t chunk = (model.layers + sh.pp * v - 1) / (sh.pp * v);
-          partial_layers.clear();
-          partial_layers.push_back(fix.recompute_layers.value_or(0));
-          if (!fix.recompute_layers && (!fix.recompute || *fix.recompute == Recompute::full)) {
-            for (std::int64_t n = 1; n < chunk; n = chunk <= kAllPartialUpTo ? n + 1 : n * 2) partial_layers.push_back(n);
-            if (chunk > kAllPartialUpTo) {
-              partial_layers.push_back(chunk / 2);
-              partial_layers.push_back(3 * chunk / 4);
+  for (auto& wk : workers) wk.capacity = rescored;
+  // Pruning that keeps the closed-form ranking exact (off with a reference, whose rank needs every
+  // feasible candidate, and with options.exhaustive):
+  //   - memory: a (shape, precision, vpp) whose leanest plan (smallest micro-batch, full
+  //     recompute, the most sharding, fp8 param gather, the leanest dispatcher) does not fit has no
+  //     plan that fits; micro-batches are tried in ascending order and stop at the first whose
+  //     leanest plan does not fit (activations grow with the micro-batch);
+  //   - time: recompute only adds work, so a plan with recompute none bounds every recompute
+  //     option of the same plan from below; when that bound is no better than the worst of the
+  //     ranking (or the seed bound below), the other options are not costed.
+  const bool prune = !options.reference && !options.exhaustive;
+  const auto search_shape = [&](Worker& wk, const Shape& sh, std::vector<std::int64_t>& partial_layers,
+                                std::vector<RecomputeOption>& recompute_options, std::vector<ExpertComm>& comms,
+                                std::vector<std::int64_t>& valid_mbs, std::vector<std::int64_t>& shape_mbs,
+                                const auto& rank) {
+    Plan base = fix.defaults;
+    base.tp = sh.tp;
+    base.pp = sh.pp;
+    base.cp = sh.cp;
+    base.ep = sh.ep;
+    base.etp = sh.etp;
+    base.dp = gpus / (sh.tp * sh.pp * sh.cp);
+    base.first_stage_layers = base.last_stage_layers = 0;
+    base.sequence_parallel = fix.sequence_parallel.value_or(sh.tp > 1);
+    if ((base.sequence_parallel && sh.tp == 1) || workload.global_batch % base.dp != 0) return;
+    // Expert communication variants of this shape, less the pinned-out ones.
+    searched_expert_comm(model, sh.ep, comms);
+    if (fix.dispatcher && model.is_moe() && sh.ep == 1) comms.front().dispatcher = *fix.dispatcher;
+    std::erase_if(comms, [&](const ExpertComm& c) {
+      return (fix.dispatcher && model.is_moe() && c.dispatcher != *fix.dispatcher) ||
+             (fix.overlap_ep && c.overlap_ep != *fix.overlap_ep) || (fix.delay_wgrad && c.delay_wgrad != *fix.delay_wgrad);
+    });
+    if (comms.empty() || comms.size() > kMaxExpertComms) return;
+    const std::int64_t per_replica = workload.global_batch / base.dp;
+    shape_mbs.clear();
+    for (std::int64_t mb = 1; mb <= kMaxMicroBatch; ++mb)
+      if (fix.micro_batch ? mb == *fix.micro_batch : per_replica % mb == 0) shape_mbs.push_back(mb);
+    if (fix.micro_batch && *fix.micro_batch > kMaxMicroBatch) shape_mbs.push_back(*fix.micro_batch);
+    const std::int64_t max_vpp = sh.pp == 1 ? 1 : std::min(kMaxVpp, model.layers / sh.pp);
+    const OptimizerSharding leanest_zero = *std::max_element(zeros.begin(), zeros.end());
+    // Costs one candidate; returns its estimate (time < 0: not costed, invalid).
+    const auto cost = [&](const Plan& p, Estimate& e) {
+      if (options.validate_every_candidate && !is_valid(p, model, cluster, workload)) {
+        ++wk.invalid;
+        return false;
+      }
+      e = estimate_analytical(model, cluster, p, workload);
+      ++wk.evaluated;
+      if (wk.min_peak < 0 || e.peak_memory_bytes < wk.min_peak) {
+        wk.min_peak = e.peak_memory_bytes;
+        wk.min_plan = p;
+      }
+      if (e.peak_memory_bytes > limit_bytes) return true;
+      ++wk.feasible;
+      if (options.simulate_reference_rank && reference_s > 0) {
+        if (estimate(model, cluster, p, workload).iteration_time_s < reference_s) ++wk.faster_than_reference;
+      } else if (e.iteration_time_s < reference_s) {
+        ++wk.faster_than_reference;
+      }
+      rank(p, e);
+      return true;
+    };
+    const auto overlap_allowed = [&](const ExpertComm& c, const RecomputeOption& ro, std::int64_t v) {
+      // Megatron's EP-overlap rules (validate_plan), checked here so nothing throws.
+      return !c.overlap_ep || !(ro.recompute == Recompute::full || (ro.modules & kRecomputeMoe) ||
+                                (sh.pp > 1 && v == 1) || model.mtp_layers > 1);
+    };
+    for (Precision precision : precisions) {
+      const bool fp8 = precision == Precision::fp8;
+      for (std::int64_t v = fix.vpp.value_or(1); v <= fix.vpp.value_or(max_vpp); ++v) {
+        if (v > 1 && (sh.pp == 1 || sh.pp * v > model.layers)) continue;
+        // Full recompute of only the first N layers of each chunk: N over 1..chunk-1 for short
+        // chunks, else powers of two and the half and three-quarter marks (the memory / time
+        // trade-off is linear in N, so these bracket the best N within a few layers).
+        const std::int64_t chunk = (model.layers + sh.pp * v - 1) / (sh.pp * v);
+        partial_layers.clear();
+        partial_layers.push_back(fix.recompute_layers.value_or(0));
+        if (!fix.recompute_layers && (!fix.recompute || *fix.recompute == Recompute::full)) {
+          for (std::int64_t n = 1; n < chunk; n = chunk <= kAllPartialUpTo ? n + 1 : n * 2) partial_layers.push_back(n);
+          if (chunk > kAllPartialUpTo) {
+            partial_layers.push_back(chunk / 2);
+            partial_layers.push_back(3 * chunk / 4);
+          }
+        }
+        // Recompute none first (the time bound of the rest), the leanest (full, every layer) last.
+        recompute_options.clear();
+        for (Recompute rc : recomputes) {
+          if (rc == Recompute::selective) {
+            for (unsigned mods : module_sets) {
+              // Transformer Engine's delayed scaling cannot recompute moe_act or layernorm
+              // (transformer_config.py __post_init__, Megatron-LM d98e8a64).
+              if (fp8 && recipe == Fp8Recipe::delayed && (mods & (kRecomputeMoeAct | kRecomputeLayernorm))) continue;
+              recompute_options.push_back({rc, mods, 0});
+            }
+          } else {
+            for (auto it = partial_layers.rbegin(); it != partial_layers.rend(); ++it)
+              if (*it == 0 || rc == Recompute::full) recompute_options.push_back({rc, 0u, *it});
+          }
+        }
+        if (recompute_options.empty()) continue;
+        const bool bounded = prune && recompute_options.front().recompute == Recompute::none && recompute_options.size() > 1;
+        const RecomputeOption& leanest = recompute_options.back();
+        Plan p = base;
+        p.vpp = v;
+        p.precision = precision;
+        p.fp8_recipe = fp8 ? recipe : Plan{}.fp8_recipe;
+        Estimate e;
+        const auto fits_at = [&](std::int64_t mb) {
+          // The leanest plan of this (shape, precision, vpp) at micro-batch mb: does it fit?
+          p.micro_batch = mb;
+          p.recompute = leanest.recompute;
+          p.recompute_modules = leanest.modules;
+          p.recompute_layers = leanest.layers;
+          p.zero = leanest_zero;
+          p.fp8_param_gather = fix.fp8_param_gather.value_or(fp8 && leanest_zero != OptimizerSharding::none);
+          if (p.fp8_param_gather && (!fp8 || leanest_zero == OptimizerSharding::none)) return false;
+          bool fits = false;
+          for (const ExpertComm& c : comms) {
+            if (c.overlap_ep && !overlap_allowed(c, leanest, v)) continue;
+            p.dispatcher = c.dispatcher;
+            p.overlap_ep = c.overlap_ep;
+            p.delay_wgrad = c.delay_wgrad;
+            Estimate probe;
+            if (cost(p, probe)) fits = fits || probe.peak_memory_bytes <= limit_bytes;
+          }
+          return fits;
+        };
+        std::array<double, kMaxExpertComms> probe_time_s{};
+        // Time bound of every plan at micro-batch mb: the optimizer sharding, the FP8 param
+        // gather and the EP overlap change only the data-parallel, optimizer, expert-parallel
+        // and bubble terms (the bubble through the stage times), and recompute only adds compute,
+        // so compute + TP + CP + PP of the plan with recompute none and no overlap, per
+        // dispatcher, bound them all from below. Those plans are candidates themselves (costed
+        // and ranked here, skipped below).
+        const auto time_bound = [&](std::int64_t mb) {
+          double bound = std::numeric_limits<double>::infinity();
+          for (std::size_t ci = 0; ci < comms.size(); ++ci) {
+            const ExpertComm& c = comms[ci];
+            probe_time_s[ci] = -1;
+            if (c.overlap_ep) continue;
+            p.micro_batch = mb;
+            p.recompute = Recompute::none;
+            p.recompute_modules = 0;
+            p.recompute_layers = 0;
+            p.zero = zeros.front();
+            p.fp8_param_gather = fix.fp8_param_gather.value_or(false);
+            p.dispatcher = c.dispatcher;
+            p.overlap_ep = false;
+            p.delay_wgrad = false;
+            if (!cost(p, e)) continue;
+            probe_time_s[ci] = e.iteration_time_s;
+            const TimeBreakdown& t = e.time;
+            bound = std::min(bound, t.compute_s + t.tp_comm_s + t.cp_comm_s + t.pp_comm_s);
+          }
+          return bound;
+        };
+        valid_mbs.clear();
+        for (std::int64_t mb : shape_mbs)
+          if (per_replica % mb == 0 && (v == 1 || (per_replica / mb) % sh.pp == 0)) valid_mbs.push_back(mb);
+        std::size_t mb_count = valid_mbs.size();
+        if (mb_count == 0) continue;
+        const bool bound_probe = prune && recompute_options.front().recompute == Recompute::none;
+        // The time bound falls as the micro-batch grows (larger GEMMs, fewer launches and messages
+        // per token): at the largest micro-batch it bounds every smaller one.
+        if (bound_probe && time_bound(valid_mbs[mb_count - 1]) > wk.threshold()) continue;
+        const std::size_t bounded_at = bound_probe ? mb_count - 1 : kNone;
+        const std::array<double, kMaxExpertComms> bounded_probe_s = probe_time_s;
+        std::uint64_t probed = 0;  // micro-batches whose leanest plans fits_at costed
+        if (prune) {
+          // The largest micro-batch whose leanest plan fits (activations grow with the
+          // micro-batch), by bisection after trying the smallest.
+          std::size_t lo = 0, hi = mb_count;  // fits below lo, not from hi
+          probed |= 1u;
+          if (fits_at(valid_mbs[0])) {
+            lo = 1;
+            while (lo < hi) {
+              const std::size_t mid = (lo + hi) / 2;
+              probed |= std::uint64_t{1} << mid;
+              if (fits_at(valid_mbs[mid])) lo = mid + 1;
+              else hi = mid;
             }
           }
-          for (Recompute rc : recomputes) {
-           for (std::int64_t n : partial_layers) {
-            if (n > 0 && rc != Recompute::full) continue;
-            for (OptimizerSharding z : zeros) {
-              Plan p = base;
-              p.micro_batch = mb;
-              p.vpp = v;
-              p.recompute = rc;
-              p.recompute_layers = n;
-              p.zero = z;
-              try {
-                validate_plan(p, model, cluster, workload);
-              } catch (const Error&) {
-                continue;  // a rule the enumeration did not pre-check
+          mb_count = lo;
+        }
+        for (std::size_t mi = 0; mi < mb_count; ++mi) {
+          const std::int64_t mb = valid_mbs[mi];
+          bool probe_ranked = false;
+          if (bound_probe) {
+            // At the largest micro-batch the bound was costed (and passed) above.
+            if (mi == bounded_at) probe_time_s = bounded_probe_s;
+            const double bound = mi == bounded_at ? 0.0 : time_bound(mb);
+            probe_ranked = true;
+            if (bound > wk.threshold()) continue;
+          }
+          const bool leanest_costed = (probed >> mi) & 1u;
+          for (OptimizerSharding z : zeros) {
+            // --fp8-param-gather needs the distributed optimizer or FSDP (arguments.py, d98e8a64).
+            const bool sharded = z != OptimizerSharding::none;
+            const bool pg_pin = fix.fp8_param_gather.value_or(false);
+            if (pg_pin && (!fp8 || !sharded)) continue;
+            const bool pg_last = fix.fp8_param_gather ? pg_pin : fp8 && sharded;
+            for (bool pg = fix.fp8_param_gather ? pg_pin : false;; pg = true) {
+              for (std::size_t ci = 0; ci < comms.size(); ++ci) {
+                const ExpertComm& c = comms[ci];
+                p.micro_batch = mb;
+                p.zero = z;
+                p.fp8_param_gather = pg;
+                p.dispatcher = c.dispatcher;
+                p.overlap_ep = c.overlap_ep;
+                p.delay_wgrad = c.delay_wgrad;
+                for (std::size_t k = 0; k < recompute_options.size(); ++k) {
+                  const RecomputeOption& ro = recompute_options[k];
+                  if (!overlap_allowed(c, ro, v)) continue;
+                  p.recompute = ro.recompute;
+                  p.recompute_modules = ro.modules;
+                  p.recompute_layers = ro.layers;
+                  if (leanest_costed && k + 1 == recompute_options.size() && z == leanest_zero &&
+                      pg == fix.fp8_param_gather.value_or(fp8 && leanest_zero != OptimizerSharding::none))
+                    continue;  // the probe costed it
+                  if (k == 0 && probe_ranked && probe_time_s[ci] >= 0 && z == zeros.front() &&
+                      pg == fix.fp8_param_gather.value_or(false)) {
+                    if (bounded && probe_time_s[ci] > wk.threshold()) break;
+                    continue;  // costed by the bound above
+                  }
+                  if (!cost(p, e)) continue;
+                  if (k == 0 && bounded && e.iteration_time_s > wk.threshold()) break;
+                }
               }
-              const Estimate e = estimate_analytical(model, cluster, p, workload);
-              ++wk.evaluated;
-              if (wk.min_peak < 0 || e.peak_memory_bytes < wk.min_peak) {
-                wk.min_peak = e.peak_memory_bytes;
-                wk.min_plan = p;
-              }
-              if (e.peak_memory_bytes > limit_bytes) continue;
-              ++wk.feasible;
-              if (options.simulate_reference_rank && reference_s > 0) {
-                if (estimate(model, cluster, p, workload).iteration_time_s < reference_s) ++wk.faster_than_reference;
-              } else if (e.iteration_time_s < reference_s) {
-                ++wk.faster_than_reference;
-              }
-              if (wk.best.size() < rescored) {
-                wk.best.push_back({p, e});
-                std::push_heap(wk.best.begin(), wk.best.end(), worse);
-              } else if (RankedPlan candidate{p, e}; better(candidate, wk.best.front())) {
-                std::pop_heap(wk.best.begin(), wk.best.end(), worse);
-                wk.best.back() = std::move(candidate);
-                std::push_heap(wk.best.begin(), wk.best.end(), worse);
-              }
+              if (pg == pg_last) break;
             }
-           }
           }
         }
       }
+    }
+  };
+  auto work = [&](Worker& wk) {
+    // Reused across shapes: after the first few shapes the loop below allocates nothing.
+    std::vector<std::int64_t> partial_layers;
+    std::vector<RecomputeOption> recompute_options;
+    std::vector<ExpertComm> comms;
+    std::vector<std::int64_t> valid_mbs, shape_mbs;
+    wk.best.reserve(rescored + 1);
+    const auto worse = [](const RankedPlan& a, const RankedPlan& b) { return better(a, b); };
+    // Enters a costed, fitting candidate into the worker's ranking. An entry with the identical
+    // estimate is the same configuration to the cost model: the simpler of the two stays.
+    const auto rank = [&](const Plan& p, const Estimate& e) {
+      const RankedPlan candidate{p, e};
+      const bool full = wk.best.size() >= rescored;
+      if (full && !better(candidate, wk.best.front())) return;
+      for (auto& r : wk.best) {
+        if (!same_estimate(r.estimate, e)) continue;
+        ++wk.aliases;
+        if (better(candidate, r)) {
+          r.plan = p;
+          std::make_heap(wk.best.begin(), wk.best.end(), worse);
+        }
+        return;
+      }
+      if (full) std::pop_heap(wk.best.begin(), wk.best.end(), worse), wk.best.pop_back();
+      wk.best.push_back(candidate);
+      std::push_heap(wk.best.begin(), wk.best.end(), worse);
+    };
+    for (std::size_t i = next++; i < shapes.size(); i = next++) {
+      search_shape(wk, shapes[i], partial_layers, recompute_options, comms, valid_mbs, shape_mbs, rank);
       const std::int64_t finished = ++done;
       if (options.progress) options.progress(finished, static_cast<std::int64_t>(shapes.size()));
     }
@@ -202,17 +476,28 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
     result.evaluated += wk.evaluated;
     result.feasible += wk.feasible;
     result.reference_rank += wk.faster_than_reference;
+    result.invalid += wk.invalid;
+    result.aliases += wk.aliases;
     if (wk.min_peak >= 0 && (result.min_peak_memory_bytes == 0 || wk.min_peak < result.min_peak_memory_bytes)) {
       result.min_peak_memory_bytes = wk.min_peak;
       result.min_memory_plan = wk.min_plan;
     }
     merged.insert(merged.end(), wk.best.begin(), wk.best.end());
   }
-  std::sort(merged.begin(), merged.end(), better);
+  // The enumeration produces only valid plans (Planner.EveryCandidateIsValid checks every
+  // candidate); the ranked ones are checked here, outside the hot loop, so nothing invalid is listed.
+  // Keys the defaults set that the plan makes meaningless (reshard under zero1, ...) are reset.
+  for (auto& r : merged) r.plan = canonical_plan(r.plan, model);
+  if (!options.validate_every_candidate) {
+    const auto before = merged.size();
+    std::erase_if(merged, [&](const RankedPlan& r) { return !is_valid(r.plan, model, cluster, workload); });
+    result.invalid += static_cast<std::int64_t>(before - merged.size());
+  }
+  result.aliases += drop_aliases(merged);  // aliases found by different workers
   if (merged.size() > rescored) merged.resize(rescored);
   // Re-score with the simulated pipeline: the times `tessera estimate` prints.
   for (auto& r : merged) r.estimate = estimate(model, cluster, r.plan, workload);
-  std::sort(merged.begin(), merged.end(), better);
+  result.aliases += drop_aliases(merged);
   if (merged.size() > options.top_k) merged.resize(options.top_k);
   result.plans = std::move(merged);
   result.search_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

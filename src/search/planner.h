@@ -2,7 +2,16 @@
 // iteration time (ties: less memory) and returns the best. The search space: tp (dividing the
 // heads and kv heads, within a node unless allowed), pp (even and Megatron-uneven layer splits),
 // cp, ep (MoE), vpp, micro-batch, recompute (none, selective, full, full for only the first N
-// layers of each chunk), optimizer sharding; dp = GPUs / (tp pp cp).
+// layers of each chunk), optimizer sharding; dp = GPUs / (tp pp cp). MoE models add expert tensor
+// parallelism, the dispatcher, EP overlap with delayed wgrad, and selective-recompute module sets
+// (search/plan_space.h); with precision_choices holding fp8, FP8 with the GPU's natural recipe
+// (and fp8_param_gather under a sharded optimizer).
+//
+// No two ranked plans are one configuration: the enumeration only produces canonical plans
+// (canonical_plan in search/plan_space.h: no dispatcher or EP overlap variants without an
+// expert-parallel group, no FP8 keys under bf16, ...), and candidates whose estimates are
+// identical in every term (values the cost model treats alike, e.g. zero3 with pp > 1, which it
+// costs as zero1) are one entry, the simpler plan.
 //
 // Pruning that cannot drop the best plan:
 //   - divisibility (validate_plan) and memory (a plan that does not fit is not ranked);
@@ -41,6 +50,19 @@ struct PlanConstraints {
   // When `zero` is unset and this is not empty: the shardings searched (default: all three).
   std::vector<OptimizerSharding> zero_choices;
   std::optional<Precision> precision;
+  // When `precision` is unset and this is not empty: the precisions searched (default: bf16 only,
+  // what the multimodal planner's bf16 lower bounds assume; `tessera plan` adds fp8 on FP8 GPUs).
+  std::vector<Precision> precision_choices;
+  // MoE keys (search/plan_space.h lists what is searched when unset). etp 0 = tp.
+  std::optional<std::int64_t> etp;
+  std::optional<MoeDispatcher> dispatcher;
+  std::optional<bool> overlap_ep, delay_wgrad;
+  // Selective-recompute modules (RecomputeModule bits, 0 = core_attn); pinning them pins
+  // recompute = selective.
+  std::optional<unsigned> recompute_modules;
+  // FP8 recipe (default: the GPU's natural one) and parameter gather in FP8.
+  std::optional<Fp8Recipe> fp8_recipe;
+  std::optional<bool> fp8_param_gather;
   bool allow_cross_node_tp = false;
   // Every field the search does not set (overlap switches, attention kernel, p2p) comes from here.
   Plan defaults;
@@ -62,6 +84,11 @@ struct PlanSearch {
   Plan min_memory_plan;
   // With options.reference: 1 + the feasible candidates faster than it.
   std::int64_t reference_rank = 0;
+  // Candidates validate_plan rejected (checked on the ranked plans after the search, or on every
+  // candidate with validate_every_candidate); 0 unless the enumeration misses one of its rules.
+  std::int64_t invalid = 0;
+  // Candidates merged into a simpler plan with an identical estimate (aliases).
+  std::int64_t aliases = 0;
 };
 
 struct PlannerOptions {
@@ -77,6 +104,11 @@ struct PlannerOptions {
   bool simulate_reference_rank = false;
   // How many of the best plans by the closed form are re-scored with the simulator (at least top_k).
   std::size_t rescored = 64;
+  // Tests: run validate_plan on every candidate (the enumeration is built to produce only valid
+  // plans, so the hot loop skips it; PlanSearch::invalid counts the ones it would reject).
+  bool validate_every_candidate = false;
+  // Tests: cost every candidate (no memory or time-bound pruning; the result is the same).
+  bool exhaustive = false;
 };
 
 PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Workload& workload,

@@ -10,12 +10,17 @@
 #include "io/gpu_catalog.h"
 #include "io/json_fields.h"
 #include "io/model_source.h"
+#include "io/plan_report.h"
 #include "io/plan_text.h"
 #include "io/validation.h"
+#include "search/plan_space.h"
 #include "search/planner.h"
+#include "common/thrown_field.h"
 
 namespace tessera {
 namespace {
+
+using tessera::testing::thrown_field;
 
 PlannerOptions options(std::size_t top_k = 5) {
   PlannerOptions o;
@@ -77,10 +82,17 @@ TEST(Planner, TighterMemoryNeverFindsAFasterPlan) {
   const ModelSpec model = builtin_model("gpt3-175b");
   const Cluster cluster = load_cluster("a100-sxm-80gb:512");
   const Workload w{1024, 2048};
-  const PlanSearch loose = search_plans(model, cluster, w, {}, options(1));
+  // Exhaustive, so that `feasible` counts every plan that fits (the pruned search stops costing
+  // plans that cannot rank).
+  PlannerOptions all = options(1);
+  all.exhaustive = true;
+  const PlanSearch loose = search_plans(model, cluster, w, {}, all);
   PlanConstraints tight;
   tight.max_memory_gib = 40.0;
-  const PlanSearch strict = search_plans(model, cluster, w, tight, options(1));
+  const PlanSearch strict = search_plans(model, cluster, w, tight, all);
+  // The pruned search finds the same best plans.
+  EXPECT_EQ(search_plans(model, cluster, w, tight, options(1)).plans[0].estimate.iteration_time_s,
+            strict.plans[0].estimate.iteration_time_s);
   ASSERT_FALSE(loose.plans.empty());
   ASSERT_FALSE(strict.plans.empty());
   EXPECT_LE(strict.feasible, loose.feasible);
@@ -160,6 +172,224 @@ TEST(Planner, PublishedBestPlansAreMatchedAndRankHigh) {
   fmt::print("published plan within the top 10% of feasible plans: {} of {} rows\n", in_top_decile, rows);
   EXPECT_GE(rows, 33);
   EXPECT_GE(in_top_decile, 25);
+}
+
+// ---- Issue 11: the MoE / FP8 / recompute-module space, aliases, pruning -------------------------
+
+PlanConstraints with_fp8() {
+  PlanConstraints c;
+  c.precision_choices = {Precision::bf16, Precision::fp8};
+  return c;
+}
+
+// No two listed plans are one configuration: every plan is canonical, no two are equal, and no two
+// have estimates identical in every term (values the cost model treats alike).
+void expect_distinct(const PlanSearch& s, const ModelSpec& model) {
+  for (std::size_t i = 0; i < s.plans.size(); ++i) {
+    const Plan& a = s.plans[i].plan;
+    EXPECT_TRUE(same_configuration(a, canonical_plan(a, model))) << i;
+    for (std::size_t j = 0; j < i; ++j) {
+      EXPECT_FALSE(same_configuration(a, s.plans[j].plan)) << i << " vs " << j;
+      const Estimate& x = s.plans[i].estimate;
+      const Estimate& y = s.plans[j].estimate;
+      EXPECT_FALSE(x.iteration_time_s == y.iteration_time_s && x.peak_memory_bytes == y.peak_memory_bytes &&
+                   x.time.compute_s == y.time.compute_s && x.time.dp_comm_s == y.time.dp_comm_s &&
+                   x.time.ep_comm_s == y.time.ep_comm_s && x.memory.weights_bytes == y.memory.weights_bytes &&
+                   x.memory.gradients_bytes == y.memory.gradients_bytes &&
+                   x.memory.optimizer_bytes == y.memory.optimizer_bytes)
+          << "plans " << j << " and " << i << " are costed identically";
+    }
+  }
+}
+
+TEST(Planner, NoTwoListedPlansAreOneConfiguration) {
+  {
+    const ModelSpec model = builtin_model("mixtral-8x7b");
+    const Cluster cluster = load_cluster("h100-sxm-80gb:64");
+    const PlanSearch s = search_plans(model, cluster, {256, 4096}, with_fp8(), options(40));
+    ASSERT_EQ(s.plans.size(), 40u);
+    expect_distinct(s, model);
+  }
+  {
+    const ModelSpec model = builtin_model("llama3-8b");
+    const Cluster cluster = load_cluster("h100-sxm-80gb:64");
+    const PlanSearch s = search_plans(model, cluster, {512, 8192}, with_fp8(), options(40));
+    ASSERT_EQ(s.plans.size(), 40u);
+    expect_distinct(s, model);
+    // A dense model has no expert keys to vary.
+    for (const auto& r : s.plans) {
+      EXPECT_EQ(r.plan.etp, 0);
+      EXPECT_EQ(r.plan.dispatcher, MoeDispatcher::alltoall);
+      EXPECT_FALSE(r.plan.overlap_ep);
+    }
+  }
+}
+
+// ZeRO-3 under pipelining without re-sharding after forward (torchtitan's FSDP2 + PP default)
+// keeps the weights gathered for the step: the cost model costs it exactly as zero1 (same time,
+// same memory). Both values are enumerated; ranked, one plan stays, the simpler zero1.
+TEST(Planner, Zero3WithPipeliningIsListedOnce) {
+  const ModelSpec model = builtin_model("llama3-70b");
+  const Cluster cluster = load_cluster("h100-sxm-80gb:256");
+  const Workload w{256, 4096};
+  PlanConstraints fix;
+  fix.pp = 4;
+  fix.tp = 8;
+  fix.zero_choices = {OptimizerSharding::zero1, OptimizerSharding::zero3};
+  fix.defaults.reshard_after_forward = false;
+  const PlanSearch s = search_plans(model, cluster, w, fix, options(20));
+  ASSERT_FALSE(s.plans.empty());
+  EXPECT_GT(s.aliases, 0);
+  expect_distinct(s, model);
+  for (const auto& r : s.plans) {
+    Plan twin = r.plan;
+    twin.zero = r.plan.zero == OptimizerSharding::zero1 ? OptimizerSharding::zero3 : OptimizerSharding::zero1;
+    const Estimate a = estimate_analytical(model, cluster, r.plan, w);
+    const Estimate b = estimate_analytical(model, cluster, twin, w);
+    if (a.iteration_time_s != b.iteration_time_s || a.peak_memory_bytes != b.peak_memory_bytes) continue;
+    // The twin is costed alike: only the simpler (zero1) is listed.
+    EXPECT_EQ(r.plan.zero, OptimizerSharding::zero1);
+    for (const auto& other : s.plans) EXPECT_FALSE(same_configuration(other.plan, twin));
+  }
+}
+
+// The memory and time-bound pruning keeps the closed-form ranking exact: the same top plans as
+// costing every candidate, for an MoE model with every new key searched and for a dense model.
+TEST(Planner, PrunedSearchEqualsExhaustiveSearch) {
+  struct Case {
+    const char* model;
+    const char* cluster;
+    Workload workload;
+  };
+  for (const Case& c : {Case{"mixtral-8x7b", "h100-sxm-80gb:32", {128, 4096}},
+                        Case{"qwen3-30b-a3b", "h100-sxm-80gb:16", {64, 4096}},
+                        Case{"llama3-8b", "h100-sxm-80gb:16", {64, 8192}}}) {
+    const ModelSpec model = builtin_model(c.model);
+    const Cluster cluster = load_cluster(c.cluster);
+    PlannerOptions pruned = options(10);
+    pruned.rescored = 10;
+    PlannerOptions all = pruned;
+    all.exhaustive = true;
+    const PlanSearch a = search_plans(model, cluster, c.workload, with_fp8(), pruned);
+    const PlanSearch b = search_plans(model, cluster, c.workload, with_fp8(), all);
+    ASSERT_EQ(a.plans.size(), b.plans.size()) << c.model;
+    EXPECT_LT(a.evaluated, b.evaluated) << c.model;
+    for (std::size_t i = 0; i < a.plans.size(); ++i) {
+      EXPECT_EQ(a.plans[i].estimate.iteration_time_s, b.plans[i].estimate.iteration_time_s) << c.model << " #" << i;
+      EXPECT_TRUE(same_configuration(a.plans[i].plan, b.plans[i].plan)) << c.model << " #" << i;
+    }
+    fmt::print("{}: pruned {} plans, exhaustive {}\n", c.model, a.evaluated, b.evaluated);
+  }
+}
+
+// The enumeration only produces plans validate_plan accepts (the hot loop does not re-check).
+TEST(Planner, EveryCandidateIsValid) {
+  for (const char* name : {"mixtral-8x7b", "deepseek-v3"}) {
+    const ModelSpec model = builtin_model(name);
+    const Cluster cluster = load_cluster(std::string(name) == "deepseek-v3" ? "b200:256" : "h100-sxm-80gb:32");
+    PlannerOptions o = options(3);
+    o.validate_every_candidate = true;
+    const PlanSearch s = search_plans(model, cluster, {256, 4096}, with_fp8(), o);
+    EXPECT_GT(s.evaluated, 0) << name;
+    EXPECT_EQ(s.invalid, 0) << name;
+  }
+}
+
+// The MoE search space: EP overlap (with delayed wgrad), every dispatcher, etp < tp, the module
+// sets and FP8 with the GPU's natural recipe all reach the ranking somewhere; --fix pins each key.
+TEST(Planner, SearchesAndPinsTheMoeKeys) {
+  const ModelSpec model = builtin_model("mixtral-8x7b");
+  const Cluster cluster = load_cluster("h100-sxm-80gb:64");
+  const Workload w{256, 4096};
+  PlanConstraints fix = parse_constraints(
+      "etp=1,dispatcher=flex,overlap_ep=1,delay_wgrad=1,recompute_modules=layernorm+moe_act,fp8_param_gather=1,tp=2");
+  const PlanSearch s = search_plans(model, cluster, w, fix, options(10));
+  ASSERT_FALSE(s.plans.empty());
+  for (const auto& r : s.plans) {
+    EXPECT_EQ(r.plan.expert_tp(), 1);
+    EXPECT_EQ(r.plan.dispatcher, MoeDispatcher::flex);
+    EXPECT_TRUE(r.plan.overlap_ep && r.plan.delay_wgrad);
+    EXPECT_EQ(r.plan.recompute, Recompute::selective);
+    EXPECT_EQ(r.plan.recompute_modules, unsigned{kRecomputeLayernorm | kRecomputeMoeAct});
+    EXPECT_EQ(r.plan.precision, Precision::fp8);
+    EXPECT_EQ(r.plan.fp8_recipe, Fp8Recipe::tensorwise);  // Hopper's natural recipe
+    EXPECT_TRUE(r.plan.fp8_param_gather);
+    EXPECT_GT(r.plan.ep, 1);  // EP overlap needs expert parallelism
+  }
+  // On Blackwell the natural recipe is MXFP8.
+  PlanConstraints b200;
+  b200.precision = Precision::fp8;
+  const PlanSearch sb = search_plans(model, load_cluster("b200:64"), w, b200, options(3));
+  ASSERT_FALSE(sb.plans.empty());
+  for (const auto& r : sb.plans) EXPECT_EQ(r.plan.fp8_recipe, Fp8Recipe::mxfp8);
+  // Pinned keys that only exist under another pin it; contradictions are errors naming the key.
+  EXPECT_EQ(parse_constraints("recompute_modules=moe_act").recompute, Recompute::selective);
+  EXPECT_EQ(parse_constraints("fp8_recipe=blockwise").precision, Precision::fp8);
+  EXPECT_EQ(parse_constraints("delay_wgrad=1").overlap_ep, true);
+  EXPECT_EQ(thrown_field([] { parse_constraints("recompute=full,recompute_modules=moe_act"); }), "fix.recompute_modules");
+  EXPECT_EQ(thrown_field([] { parse_constraints("precision=bf16,fp8_recipe=mxfp8"); }), "fix.fp8_recipe");
+  EXPECT_EQ(thrown_field([] { parse_constraints("dispatcher=deepep"); }), "dispatcher");
+  EXPECT_EQ(thrown_field([] { parse_constraints("etp=x"); }), "fix.etp");
+}
+
+TEST(PlanSpace, ModuleSetsAreCanonicalAndFitTheModel) {
+  const auto dense = searched_recompute_modules(builtin_model("llama3-70b"));
+  EXPECT_EQ(dense, std::vector<unsigned>{0u});  // core_attn only
+  const ModelSpec v3 = builtin_model("deepseek-v3");
+  const auto mla = searched_recompute_modules(v3);
+  EXPECT_NE(std::find(mla.begin(), mla.end(), unsigned{kRecomputeMlaUpProj}), mla.end());
+  const auto moe = searched_recompute_modules(builtin_model("mixtral-8x7b"));
+  for (unsigned m : moe) {
+    EXPECT_EQ(m & kRecomputeMlaUpProj, 0u);  // no MLA
+    EXPECT_EQ(m & kRecomputeMlp, 0u);        // every Mixtral layer is MoE: no dense MLP to recompute
+  }
+  for (const auto* sets : {&dense, &mla, &moe})
+    for (std::size_t i = 0; i < sets->size(); ++i)
+      for (std::size_t j = 0; j < i; ++j) EXPECT_NE((*sets)[i], (*sets)[j]);
+  // Canonical form: what the other keys make meaningless is reset.
+  Plan p;
+  p.tp = 2;
+  p.etp = 2;
+  p.dispatcher = MoeDispatcher::flex;
+  p.fp8_recipe = Fp8Recipe::blockwise;
+  p.recompute = Recompute::selective;
+  p.recompute_modules = kRecomputeCoreAttn;
+  p.zero = OptimizerSharding::zero1;
+  p.reshard_after_forward = false;
+  const Plan c = canonical_plan(p, builtin_model("llama3-8b"));
+  EXPECT_EQ(c.etp, 0);
+  EXPECT_EQ(c.dispatcher, MoeDispatcher::alltoall);
+  EXPECT_EQ(c.fp8_recipe, Plan{}.fp8_recipe);
+  EXPECT_EQ(c.recompute_modules, 0u);
+  EXPECT_TRUE(c.reshard_after_forward);
+  EXPECT_EQ(natural_fp8_recipe(find_gpu("h100-sxm-80gb")), Fp8Recipe::tensorwise);
+  EXPECT_EQ(natural_fp8_recipe(find_gpu("b200")), Fp8Recipe::mxfp8);
+}
+
+// Issue 11: DeepSeek-V3 on 1024 H100 with NVIDIA's DGX Cloud recipe (tp=2, pp=16, ep=64, etp=1,
+// dp=32, mb=1, selective recompute of mla_up_proj, distributed optimizer, bf16, 3 + 2 layers on
+// the first and last stages, capacity factor 1.0 with padding): it must fit, and the planner's best
+// (searched with the same capacity factor) must be at least as fast.
+TEST(Planner, DeepSeekV3BeatsThePublishedLayout) {
+  const ModelSpec model = builtin_model("deepseek-v3");
+  const Cluster cluster = load_cluster("h100-sxm-80gb:1024");
+  const PlanRequest published = load_plan(
+      "tp=2,pp=16,ep=64,etp=1,cp=1,vpp=1,mb=1,gbs=8192,seq=4096,recompute=selective,recompute_modules=mla_up_proj,"
+      "zero=1,precision=bf16,first_stage_layers=3,last_stage_layers=2,capacity_factor=1",
+      model, cluster);
+  EXPECT_EQ(published.plan.dp, 32);
+  const Estimate ref = estimate(model, cluster, published.plan, published.workload);
+  EXPECT_TRUE(ref.fits) << ref.peak_memory_bytes / (1024.0 * 1024 * 1024) << " GiB";
+  PlanConstraints fix = with_fp8();
+  fix.defaults.capacity_factor = 1.0;
+  const PlanSearch s = search_plans(model, cluster, published.workload, fix, options(5));
+  ASSERT_FALSE(s.plans.empty());
+  EXPECT_LE(s.plans[0].estimate.iteration_time_s, ref.iteration_time_s);
+  EXPECT_EQ(s.invalid, 0);
+  expect_distinct(s, model);
+  fmt::print("deepseek-v3: published {:.3f} s ({:.1f} GiB), best {:.3f} s; {} plans in {:.2f} s\n",
+             ref.iteration_time_s, ref.peak_memory_bytes / (1024.0 * 1024 * 1024),
+             s.plans[0].estimate.iteration_time_s, s.evaluated, s.search_time_s);
 }
 
 }  // namespace
