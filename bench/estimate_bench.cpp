@@ -1,6 +1,7 @@
 // Throughput of the cost model. The analytical path (closed-form pipeline) ranks plans in the
 // planner and must sustain >= 1,000,000 estimates per second on one core for a 70B dense model
-// (issues 2 and 3); the simulated path (what `tessera estimate` prints) is memoised.
+// (issues 2 and 3) and >= 300,000 for DeepSeek-V3 (issue 11); the simulated path (what `tessera
+// estimate` prints) is memoised.
 #include <benchmark/benchmark.h>
 
 #include "cost/cost_model.h"
@@ -45,6 +46,29 @@ Job deepseek_v3() {
   return j;
 }
 
+// NVIDIA's DGX Cloud DeepSeek-V3 recipe on 1024 H100 (the planner's issue-11 reference): MoE
+// parallel folding (etp = 1 under tp = 2), selective recompute of MLA's up-projections, capacity
+// factor 1 with padding, Megatron's uneven 3 + 2 layer end stages.
+Job deepseek_v3_h100() {
+  Job j{tessera::builtin_model("deepseek-v3"),
+        tessera::make_cluster(tessera::find_gpu("h100-sxm-80gb"), 1024), {}, {8192, 4096}};
+  j.plan.tp = 2;
+  j.plan.pp = 16;
+  j.plan.dp = 32;
+  j.plan.ep = 64;
+  j.plan.etp = 1;
+  j.plan.micro_batch = 1;
+  j.plan.sequence_parallel = true;
+  j.plan.recompute = tessera::Recompute::selective;
+  j.plan.recompute_modules = tessera::kRecomputeMlaUpProj;
+  j.plan.zero = tessera::OptimizerSharding::zero1;
+  j.plan.capacity_factor = 1.0;
+  j.plan.first_stage_layers = 3;
+  j.plan.last_stage_layers = 2;
+  tessera::validate_plan(j.plan, j.model, j.cluster, j.workload);
+  return j;
+}
+
 template <tessera::Estimate (*Estimator)(const tessera::ModelSpec&, const tessera::Cluster&,
                                          const tessera::Plan&, const tessera::Workload&)>
 void run(benchmark::State& state, const Job& j) {
@@ -59,6 +83,8 @@ void BM_AnalyticalLlama70B(benchmark::State& state) { run<tessera::estimate_anal
 BENCHMARK(BM_AnalyticalLlama70B);
 void BM_AnalyticalDeepSeekV3(benchmark::State& state) { run<tessera::estimate_analytical>(state, deepseek_v3()); }
 BENCHMARK(BM_AnalyticalDeepSeekV3);
+void BM_AnalyticalDeepSeekV3H100(benchmark::State& state) { run<tessera::estimate_analytical>(state, deepseek_v3_h100()); }
+BENCHMARK(BM_AnalyticalDeepSeekV3H100);
 // Memoised after the first call: a hash of the pipeline's costs and a table lookup.
 void BM_SimulatedLlama70B(benchmark::State& state) { run<tessera::estimate>(state, llama70b()); }
 BENCHMARK(BM_SimulatedLlama70B);
