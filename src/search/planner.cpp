@@ -4,8 +4,6 @@
 #include <array>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <limits>
 #include <cmath>
 #include <mutex>
@@ -29,7 +27,6 @@ constexpr std::int64_t kMaxVpp = 32;
 constexpr std::int64_t kAllPartialUpTo = 8;
 // Upper bound on searched_expert_comm's variants (a fixed array of their time bounds).
 constexpr std::size_t kMaxExpertComms = 8;
-constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
 template <typename T>
 std::vector<T> pinned_or(const std::optional<T>& pin, std::vector<T> all) {
@@ -101,9 +98,7 @@ bool is_valid(const Plan& p, const ModelSpec& model, const Cluster& cluster, con
   try {
     validate_plan(p, model, cluster, workload);
     return true;
-  } catch (const Error& e) {
-    static int shown = 0;
-    if (std::getenv("TESSERA_DBG") && shown++ < 5) std::fprintf(stderr, "%s: %s\n", e.field().c_str(), e.what());
+  } catch (const Error&) {
     return false;
   }
 }
@@ -184,9 +179,16 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
     double min_peak = -1;
     Plan min_plan;
     std::size_t capacity = 0;
-    // No candidate slower than this can enter the ranking (the worst ranked, once full).
-    double threshold() const {
-      return best.size() >= capacity ? best.front().estimate.iteration_time_s : std::numeric_limits<double>::infinity();
+    // No candidate slower than this can be among the best `capacity`: the worst of this worker's
+    // full ranking, or of any other worker's (each holds `capacity` plans at least that fast).
+    std::atomic<double>* shared = nullptr;
+    double threshold() const { return shared->load(std::memory_order_relaxed); }
+    void publish() const {
+      if (best.size() < capacity) return;
+      const double mine = best.front().estimate.iteration_time_s;
+      double seen = shared->load(std::memory_order_relaxed);
+      while (mine < seen && !shared->compare_exchange_weak(seen, mine, std::memory_order_relaxed)) {
+      }
     }
   };
   const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
@@ -196,16 +198,27 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
   std::atomic<std::int64_t> done{0};
 
   const std::size_t rescored = std::max(options.rescored, options.top_k);
-  for (auto& wk : workers) wk.capacity = rescored;
+  std::atomic<double> shared_threshold{std::numeric_limits<double>::infinity()};
+  for (auto& wk : workers) {
+    wk.capacity = rescored;
+    wk.shared = &shared_threshold;
+  }
   // Pruning that keeps the closed-form ranking exact (off with a reference, whose rank needs every
-  // feasible candidate, and with options.exhaustive):
-  //   - memory: a (shape, precision, vpp) whose leanest plan (smallest micro-batch, full
-  //     recompute, the most sharding, fp8 param gather, the leanest dispatcher) does not fit has no
-  //     plan that fits; micro-batches are tried in ascending order and stop at the first whose
-  //     leanest plan does not fit (activations grow with the micro-batch);
-  //   - time: recompute only adds work, so a plan with recompute none bounds every recompute
-  //     option of the same plan from below; when that bound is no better than the worst of the
-  //     ranking (or the seed bound below), the other options are not costed.
+  // feasible candidate, and with options.exhaustive; Planner.PrunedSearchEqualsExhaustiveSearch
+  // checks it against costing everything). It rests on properties of the cost model:
+  //   - memory grows with the micro-batch: per (shape, precision, vpp) the leanest plan (full
+  //     recompute, the most sharding, FP8 param gather) is costed at the smallest micro-batch and
+  //     bisected up to the largest that fits; larger micro-batches are not searched;
+  //   - recompute only adds time; the optimizer sharding and FP8 param gather change only the
+  //     data-parallel and optimizer terms added after the pipeline (FP8 param gather also skips
+  //     weight casts: never slower); the dispatcher's EP overlap changes the expert-parallel and
+  //     bubble terms. So with recompute none, the most sharding and FP8 param gather:
+  //       compute + TP + CP + PP (min over dispatchers)  bounds every plan of a micro-batch, and at
+  //                                                       the largest micro-batch (bigger GEMMs,
+  //                                                       fewer launches) every smaller one;
+  //       time - DP - optimizer                           bounds every plan of that dispatcher variant;
+  //       time                                            bounds the recompute options of one plan;
+  //     a bound above the `rescored`-th best time found so far (by any worker) skips what it bounds.
   const bool prune = !options.reference && !options.exhaustive;
   const auto search_shape = [&](Worker& wk, const Shape& sh, std::vector<std::int64_t>& partial_layers,
                                 std::vector<RecomputeOption>& recompute_options, std::vector<ExpertComm>& comms,
@@ -323,32 +336,53 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
           }
           return fits;
         };
-        std::array<double, kMaxExpertComms> probe_time_s{};
+        std::array<double, kMaxExpertComms> probe_time_s{}, probe_rest_s{};
+        // The probes' sharding and FP8 param gather: FP8 weights kept in FP8 skip the per-step
+        // cast (never slower), so under FP8 the probe gathers in FP8, which needs a sharded
+        // optimizer; the sharding itself only moves the terms the bound leaves out.
+        const auto sharded_zero = std::find_if(zeros.begin(), zeros.end(),
+                                               [](OptimizerSharding z) { return z != OptimizerSharding::none; });
+        const bool probe_pg = fp8 && sharded_zero != zeros.end() && fix.fp8_param_gather.value_or(true);
+        const OptimizerSharding probe_zero = probe_pg ? *sharded_zero : zeros.front();
         // Time bound of every plan at micro-batch mb: the optimizer sharding, the FP8 param
         // gather and the EP overlap change only the data-parallel, optimizer, expert-parallel
         // and bubble terms (the bubble through the stage times), and recompute only adds compute,
         // so compute + TP + CP + PP of the plan with recompute none and no overlap, per
         // dispatcher, bound them all from below. Those plans are candidates themselves (costed
         // and ranked here, skipped below).
-        const auto time_bound = [&](std::int64_t mb) {
+        // Per variant, the same plan bounds every optimizer sharding and FP8 param gather (they
+        // change only the data-parallel and optimizer terms, added after the pipeline):
+        // probe_rest_s holds its time without them.
+        // The variants without EP overlap first: the overlap hides expert-parallel time and
+        // leaves compute + TP + CP + PP as they are, so their minimum is the bound, and the
+        // overlap variants are costed only when it passes.
+        const auto time_bound = [&](std::int64_t mb, bool with_overlap) {
           double bound = std::numeric_limits<double>::infinity();
-          for (std::size_t ci = 0; ci < comms.size(); ++ci) {
-            const ExpertComm& c = comms[ci];
-            probe_time_s[ci] = -1;
-            if (c.overlap_ep) continue;
-            p.micro_batch = mb;
-            p.recompute = Recompute::none;
-            p.recompute_modules = 0;
-            p.recompute_layers = 0;
-            p.zero = zeros.front();
-            p.fp8_param_gather = fix.fp8_param_gather.value_or(false);
-            p.dispatcher = c.dispatcher;
-            p.overlap_ep = false;
-            p.delay_wgrad = false;
-            if (!cost(p, e)) continue;
-            probe_time_s[ci] = e.iteration_time_s;
-            const TimeBreakdown& t = e.time;
-            bound = std::min(bound, t.compute_s + t.tp_comm_s + t.cp_comm_s + t.pp_comm_s);
+          for (int pass = 0; pass < (with_overlap ? 2 : 1); ++pass) {
+            if (pass == 1 && bound > wk.threshold()) break;
+            for (std::size_t ci = 0; ci < comms.size(); ++ci) {
+              const ExpertComm& c = comms[ci];
+              if (c.overlap_ep != (pass == 1)) continue;
+              probe_time_s[ci] = -1;
+              probe_rest_s[ci] = std::numeric_limits<double>::infinity();
+              if (c.overlap_ep && !overlap_allowed(c, recompute_options.front(), v)) continue;
+              p.micro_batch = mb;
+              p.recompute = Recompute::none;
+              p.recompute_modules = 0;
+              p.recompute_layers = 0;
+              p.zero = probe_zero;
+              p.fp8_param_gather = probe_pg;
+              p.dispatcher = c.dispatcher;
+              p.overlap_ep = c.overlap_ep;
+              p.delay_wgrad = c.delay_wgrad;
+              if (!cost(p, e)) continue;
+              probe_time_s[ci] = e.iteration_time_s;
+              probe_rest_s[ci] = e.iteration_time_s - e.time.dp_comm_s - e.time.optimizer_s;
+              if (pass == 0) {
+                const TimeBreakdown& t = e.time;
+                bound = std::min(bound, t.compute_s + t.tp_comm_s + t.cp_comm_s + t.pp_comm_s);
+              }
+            }
           }
           return bound;
         };
@@ -360,9 +394,7 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
         const bool bound_probe = prune && recompute_options.front().recompute == Recompute::none;
         // The time bound falls as the micro-batch grows (larger GEMMs, fewer launches and messages
         // per token): at the largest micro-batch it bounds every smaller one.
-        if (bound_probe && time_bound(valid_mbs[mb_count - 1]) > wk.threshold()) continue;
-        const std::size_t bounded_at = bound_probe ? mb_count - 1 : kNone;
-        const std::array<double, kMaxExpertComms> bounded_probe_s = probe_time_s;
+        if (bound_probe && time_bound(valid_mbs[mb_count - 1], false) > wk.threshold()) continue;
         std::uint64_t probed = 0;  // micro-batches whose leanest plans fits_at costed
         if (prune) {
           // The largest micro-batch whose leanest plan fits (activations grow with the
@@ -384,9 +416,7 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
           const std::int64_t mb = valid_mbs[mi];
           bool probe_ranked = false;
           if (bound_probe) {
-            // At the largest micro-batch the bound was costed (and passed) above.
-            if (mi == bounded_at) probe_time_s = bounded_probe_s;
-            const double bound = mi == bounded_at ? 0.0 : time_bound(mb);
+            const double bound = time_bound(mb, true);
             probe_ranked = true;
             if (bound > wk.threshold()) continue;
           }
@@ -400,6 +430,7 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
             for (bool pg = fix.fp8_param_gather ? pg_pin : false;; pg = true) {
               for (std::size_t ci = 0; ci < comms.size(); ++ci) {
                 const ExpertComm& c = comms[ci];
+                if (probe_ranked && probe_rest_s[ci] > wk.threshold()) continue;
                 p.micro_batch = mb;
                 p.zero = z;
                 p.fp8_param_gather = pg;
@@ -415,8 +446,7 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
                   if (leanest_costed && k + 1 == recompute_options.size() && z == leanest_zero &&
                       pg == fix.fp8_param_gather.value_or(fp8 && leanest_zero != OptimizerSharding::none))
                     continue;  // the probe costed it
-                  if (k == 0 && probe_ranked && probe_time_s[ci] >= 0 && z == zeros.front() &&
-                      pg == fix.fp8_param_gather.value_or(false)) {
+                  if (k == 0 && probe_ranked && probe_time_s[ci] >= 0 && z == probe_zero && pg == probe_pg) {
                     if (bounded && probe_time_s[ci] > wk.threshold()) break;
                     continue;  // costed by the bound above
                   }
@@ -457,6 +487,7 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
       if (full) std::pop_heap(wk.best.begin(), wk.best.end(), worse), wk.best.pop_back();
       wk.best.push_back(candidate);
       std::push_heap(wk.best.begin(), wk.best.end(), worse);
+      wk.publish();
     };
     for (std::size_t i = next++; i < shapes.size(); i = next++) {
       search_shape(wk, shapes[i], partial_layers, recompute_options, comms, valid_mbs, shape_mbs, rank);

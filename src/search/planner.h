@@ -22,9 +22,11 @@
 //     distributed optimizer does not).
 // Ties (equal time and memory) go to the simpler plan: less sharding, less recompute, fewer
 // chunks, smaller micro-batches, fewer cp / ep / pp ranks (a deterministic order).
-// Every candidate is ranked with the closed-form pipeline (estimate_analytical); the best ones
-// are re-scored with the simulated pipeline (estimate), which is what `tessera estimate` prints,
-// and re-ranked, so the printed times are exactly estimate's.
+// Candidates are ranked with the closed-form pipeline (estimate_analytical), skipping those whose
+// lower bound (from a plan with recompute none; planner.cpp lists the bounds) cannot reach the
+// best `rescored`; those best are re-scored with the simulated pipeline (estimate), which is what
+// `tessera estimate` prints, and re-ranked, so the printed times are exactly estimate's.
+// `evaluated` / `feasible` count the candidates costed (with options.exhaustive: all of them).
 #pragma once
 
 #include <cstdint>
