@@ -1,5 +1,7 @@
 #include "adapt/plan_family.h"
 
+#include "search/plan_space.h"
+
 #include <tuple>
 
 namespace tessera {
@@ -20,14 +22,7 @@ std::string to_string(const PlanFamily& f) {
          ",ep=" + std::to_string(f.ep) + ",vpp=" + std::to_string(f.vpp) + ",zero=" + to_string(f.zero);
 }
 
-bool same_plan(const Plan& a, const Plan& b) {
-  auto fields = [](const Plan& p) {
-    return std::tie(p.tp, p.pp, p.dp, p.cp, p.ep, p.vpp, p.micro_batch, p.sequence_parallel, p.recompute,
-                    p.recompute_layers, p.zero, p.precision, p.overlap_grad_reduce, p.overlap_param_gather,
-                    p.overlap_tp_comm, p.overlap_p2p, p.flash_attention, p.p2p_scatter_gather,
-                    p.first_stage_layers, p.last_stage_layers);
-  };
-  return fields(a) == fields(b);
-}
+// Every field: a change of any of them (the MoE and FP8 keys included) is a restart.
+bool same_plan(const Plan& a, const Plan& b) { return same_configuration(a, b); }
 
 }  // namespace tessera

@@ -167,6 +167,16 @@ void validate_moe_plan(const Plan& p, const ModelSpec& m) {
     throw Error("recompute_modules", "moe_act, moe and shared_experts need an MoE model", "core_attn, layernorm, mlp");
   if (p.fp8_param_gather && p.precision != Precision::fp8)
     throw Error("fp8_param_gather", "needs precision=fp8", "0 unless precision=fp8");
+  // arguments.py: "--fp8-param-gather only supported with distributed optimizer, torch fsdp2,
+  // megatron fsdp".
+  if (p.fp8_param_gather && p.zero == OptimizerSharding::none)
+    throw Error("fp8_param_gather", "needs a sharded optimizer (Megatron's distributed optimizer or FSDP)",
+                "0 with zero=none, or zero=zero1|zero2|zero3");
+  // transformer_config.py: "Delayed scaling does not support moe_act and layernorm recompute".
+  if (p.precision == Precision::fp8 && p.fp8_recipe == Fp8Recipe::delayed &&
+      (p.selective_modules() & (kRecomputeMoeAct | kRecomputeLayernorm)))
+    throw Error("fp8_recipe", "delayed scaling does not support recomputing moe_act or layernorm",
+                "tensorwise, blockwise or mxfp8 with those modules, or modules without them");
 }
 }  // namespace
 

@@ -27,5 +27,17 @@ TEST(PlanFamily, LayoutAndShardingDefineTheFamilyMicroBatchAndRecomputeDoNot) {
   EXPECT_TRUE(same_plan(a, a));
 }
 
+TEST(PlanFamily, SamePlanComparesTheMoeAndFp8Keys) {
+  Plan a;
+  a.ep = 8;
+  for (auto change : {+[](Plan& p) { p.etp = 1; }, +[](Plan& p) { p.dispatcher = MoeDispatcher::flex; },
+                      +[](Plan& p) { p.fp8_recipe = Fp8Recipe::blockwise; }, +[](Plan& p) { p.capacity_factor = 1.0; },
+                      +[](Plan& p) { p.recompute_modules = kRecomputeMoeAct; }}) {
+    Plan b = a;
+    change(b);
+    EXPECT_FALSE(same_plan(a, b));
+  }
+}
+
 }  // namespace
 }  // namespace tessera

@@ -124,6 +124,74 @@ TEST(Plan, ExpertParallelRules) {
   EXPECT_EQ(field_of(q, s), "ep");
 }
 
+// Megatron-Core's rules for the MoE and FP8 keys (transformer_config.py __post_init__ and
+// arguments.py at Megatron-LM d98e8a64), each shown firing on an otherwise valid plan.
+struct MoeRule {
+  const char* name;
+  void (*apply)(Plan&);
+  const char* field;
+};
+
+TEST(Plan, MoeAndFp8RulesEachFire) {
+  Case s{builtin_model("mixtral-8x7b"), make_cluster(find_gpu("h100-sxm-80gb"), 64), {}};
+  s.workload.global_batch = 64;
+  s.workload.seq_len = 4096;
+  Plan base = plan(2, 4, 8);  // 16 ranks per stage
+  base.ep = 8;
+  base.vpp = 2;
+  base.zero = OptimizerSharding::zero1;
+  ASSERT_NO_THROW(validate_plan(base, s.model, s.cluster, s.workload));
+  const MoeRule rules[] = {
+      {"etp*ep must divide tp*cp*dp", [](Plan& p) { p.etp = 4; }, "etp"},
+      {"capacity factor is finite and non-negative", [](Plan& p) { p.capacity_factor = -1; }, "capacity_factor"},
+      {"EP overlap needs ep > 1", [](Plan& p) { p.ep = 1, p.overlap_ep = true; }, "overlap_ep"},
+      {"EP overlap needs alltoall or flex", [](Plan& p) { p.overlap_ep = true, p.dispatcher = MoeDispatcher::allgather; }, "overlap_ep"},
+      {"EP overlap excludes full recompute", [](Plan& p) { p.overlap_ep = true, p.recompute = Recompute::full; }, "overlap_ep"},
+      {"EP overlap excludes recomputing moe", [](Plan& p) {
+         p.overlap_ep = true, p.recompute = Recompute::selective, p.recompute_modules = kRecomputeMoe; }, "overlap_ep"},
+      {"EP overlap needs vpp with pp > 1", [](Plan& p) { p.overlap_ep = true, p.vpp = 1; }, "overlap_ep"},
+      {"delayed wgrad needs EP overlap", [](Plan& p) { p.delay_wgrad = true; }, "delay_wgrad"},
+      {"recompute modules need selective", [](Plan& p) { p.recompute_modules = kRecomputeMoeAct; }, "recompute_modules"},
+      {"mla_up_proj needs MLA", [](Plan& p) { p.recompute = Recompute::selective, p.recompute_modules = kRecomputeMlaUpProj; }, "recompute_modules"},
+      {"fp8_param_gather needs fp8", [](Plan& p) { p.fp8_param_gather = true; }, "fp8_param_gather"},
+      {"fp8_param_gather needs a sharded optimizer", [](Plan& p) {
+         p.precision = Precision::fp8, p.fp8_param_gather = true, p.zero = OptimizerSharding::none; }, "fp8_param_gather"},
+      {"delayed scaling excludes moe_act / layernorm recompute", [](Plan& p) {
+         p.precision = Precision::fp8, p.fp8_recipe = Fp8Recipe::delayed, p.recompute = Recompute::selective,
+         p.recompute_modules = kRecomputeMoeAct; }, "fp8_recipe"},
+      {"mxfp8 needs Blackwell", [](Plan& p) { p.precision = Precision::fp8, p.fp8_recipe = Fp8Recipe::mxfp8; }, "fp8_recipe"},
+  };
+  for (const MoeRule& rule : rules) {
+    Plan p = base;
+    rule.apply(p);
+    EXPECT_EQ(field_of(p, s), rule.field) << rule.name;
+  }
+  // The legal combinations pass: EP overlap with delayed wgrad, blockwise FP8 with moe_act.
+  Plan ok = base;
+  ok.overlap_ep = ok.delay_wgrad = true;
+  ok.precision = Precision::fp8;
+  ok.fp8_recipe = Fp8Recipe::blockwise;
+  ok.fp8_param_gather = true;
+  ok.recompute = Recompute::selective;
+  ok.recompute_modules = kRecomputeMoeAct | kRecomputeLayernorm;
+  EXPECT_NO_THROW(validate_plan(ok, s.model, s.cluster, s.workload));
+  // A dense model takes no expert keys.
+  const Case d = gpt3_on(512);
+  Plan dense = plan(8, 8, 8);
+  dense.etp = 2;
+  EXPECT_EQ(field_of(dense, d), "etp");
+}
+
+TEST(Plan, RecomputeModulesText) {
+  EXPECT_EQ(parse_recompute_modules("core_attn+moe_act"), unsigned{kRecomputeCoreAttn | kRecomputeMoeAct});
+  EXPECT_EQ(recompute_modules_text(kRecomputeMlaUpProj | kRecomputeLayernorm), "layernorm+mla_up_proj");
+  EXPECT_EQ(parse_recompute_modules(recompute_modules_text(kAllRecomputeModules)), kAllRecomputeModules);
+  EXPECT_EQ(thrown_field([] { parse_recompute_modules("attn"); }), "recompute_modules");
+  EXPECT_EQ(thrown_field([] { parse_recompute_modules("moe+moe"); }), "recompute_modules");
+  EXPECT_EQ(thrown_field([] { parse_fp8_recipe("e4m3"); }), "fp8_recipe");
+  EXPECT_EQ(thrown_field([] { parse_moe_dispatcher("deepep"); }), "dispatcher");
+}
+
 TEST(Plan, RejectsInterleavingWithoutPipeline) {
   const Case s = gpt3_on(64, 64);
   Plan p = plan(8, 1, 8);
