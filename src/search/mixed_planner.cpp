@@ -17,6 +17,9 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // Sequences moved per refinement step: 1/64 of the slowest pool's share (at least one).
 constexpr std::int64_t kMoveFraction = 64;
 constexpr int kMaxRefinements = 64;
+// Shares are whole multiples of this many sequences where the batch allows: a pool's data-parallel
+// degree (and micro-batch) must divide its share, and shares in proportion to speed rarely do.
+constexpr std::int64_t kShareQuantum = 8;
 // Probing a pool's speed when the whole batch does not fit it: halve the batch up to this often.
 constexpr int kMaxProbeHalvings = 12;
 
@@ -104,6 +107,20 @@ MixedPlan search_mixed_plans(const ModelSpec& model, const MixedCluster& cluster
     }
     share[static_cast<std::size_t>(std::max_element(share.begin(), share.end()) - share.begin())] +=
         workload.global_batch - assigned;
+    const std::int64_t quantum =
+        workload.global_batch % kShareQuantum == 0 &&
+                workload.global_batch >= kShareQuantum * static_cast<std::int64_t>(members.size())
+            ? kShareQuantum
+            : 1;
+    if (quantum > 1) {
+      assigned = 0;
+      for (auto& b : share) {
+        b = std::max(quantum, b / quantum * quantum);
+        assigned += b;
+      }
+      share[static_cast<std::size_t>(std::max_element(share.begin(), share.end()) - share.begin())] +=
+          workload.global_batch - assigned;
+    }
     const double sync = cross_pool_sync_s(model, cluster, members.size());
     auto step_time = [&](const std::vector<std::int64_t>& b) {
       double slowest = 0;
@@ -115,7 +132,7 @@ MixedPlan search_mixed_plans(const ModelSpec& model, const MixedCluster& cluster
       std::size_t slow = 0;
       for (std::size_t i = 1; i < members.size(); ++i)
         if (time_of(members[i], share[i]) > time_of(members[slow], share[slow])) slow = i;
-      const std::int64_t move = std::max<std::int64_t>(1, share[slow] / kMoveFraction);
+      const std::int64_t move = std::max(quantum, share[slow] / kMoveFraction / quantum * quantum);
       std::vector<std::int64_t> best_share = share;
       double best_step = current;
       for (std::size_t to = 0; to < members.size(); ++to) {

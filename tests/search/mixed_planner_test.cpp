@@ -48,6 +48,23 @@ TEST(MixedPlanner, MixedPoolsBeatTheBestSinglePool) {
   EXPECT_GT(static_cast<double>(h100.global_batch) / 64.0, static_cast<double>(a100.global_batch) / 128.0);
 }
 
+// Offering FP8 (on the pool that has it) only widens each pool's space: the mixed step is never
+// slower than with 16-bit only, and the 16-bit A100 pool still joins the FP8 H100 pool. (Shares in
+// proportion to speed used to land on counts no data-parallel degree divides, so the FP8 search
+// dropped the A100 pool and ran slower than the 16-bit one.)
+TEST(MixedPlanner, OfferingFp8NeverSlowsTheMixedStep) {
+  const ModelSpec model = builtin_model("llama3-8b");
+  const MixedCluster cluster = load_mixed_cluster("h100-sxm-80gb:64+a100-sxm-80gb:128");
+  const Workload w{512, 4096};
+  const MixedPlan bf16 = search_mixed_plans(model, cluster, w, {}, two_threads());
+  PlanConstraints with_fp8;
+  with_fp8.precision_choices = {Precision::bf16, Precision::fp8};
+  const MixedPlan fp8 = search_mixed_plans(model, cluster, w, with_fp8, two_threads());
+  EXPECT_LE(fp8.iteration_time_s, bf16.iteration_time_s);
+  EXPECT_EQ(fp8.pools.size(), 2u);
+  EXPECT_LE(fp8.best_single_time_s, bf16.best_single_time_s);
+}
+
 // A small slow pool behind a slow link only adds a gradient exchange: it is left out and the plan
 // is the best single pool's.
 TEST(MixedPlanner, ASlowPoolIsLeftOut) {
