@@ -117,56 +117,79 @@ double memoised_makespan(const PipelineCosts& costs, double& pipeline_s) {
   return with_sync;
 }
 
-// Both paths: everything but the pipeline term is shared.
-Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, const Workload& w,
-                       PipelineModel mode, Timeline* timeline, PipelineInputs* inputs = nullptr) {
-  const LayerContext x = make_layer_context(
-      m, c, p, w.seq_len, static_cast<double>(p.micro_batch) * static_cast<double>(w.seq_len) / static_cast<double>(p.cp),
-      /*causal=*/true);
+void add_cost(StageCost& sc, const StageCost& e) {
+  sc.compute_s += e.compute_s;
+  sc.recompute_s += e.recompute_s;
+  sc.tp_s += e.tp_s;
+  sc.cp_s += e.cp_s;
+  sc.ep_s += e.ep_s;
+  sc.fwd_s += e.fwd_s;
+  sc.bwd_s += e.bwd_s;
+}
 
-  const bool any_moe = m.is_moe();
-  const LayerCost dense_layer = m.dense_mlp_layers() > 0 ? layer_cost(x, false, p.recompute) : LayerCost{};
-  const LayerCost moe_layer = any_moe ? layer_cost(x, true, p.recompute) : LayerCost{};
-  // Full recompute of only some layers: the others run as without recompute.
-  const bool partial = p.recompute == Recompute::full && p.recompute_layers > 0;
-  const LayerCost dense_plain = partial && m.dense_mlp_layers() > 0 ? layer_cost(x, false, Recompute::none) : dense_layer;
-  const LayerCost moe_plain = partial && any_moe ? layer_cost(x, true, Recompute::none) : moe_layer;
-  const LayerSplit split = split_layers(p, m.layers);
-  const double h = static_cast<double>(m.hidden);
-  const double T = x.tokens;
-  const double tp_one = p.tp > 1 ? all_reduce_time_s(kB16 * T * h, p.tp, x.tp_link) : 0.0;
-
-  // Embedding: a lookup (memory-bound), vocab-parallel all-reduce; gradient scatter-add in fp32.
+// Embedding: a lookup (memory-bound), vocab-parallel all-reduce; gradient scatter-add in fp32.
+StageCost embedding_cost(const LayerContext& x, double tp_one_s) {
   StageCost embed;
-  embed.compute_s = memory_bound_time_s((kB16 + units::kBytesFp32 * 2.0) * T * h, c.gpu);
-  embed.tp_s = tp_one;
-  embed.fwd_s = embed.compute_s / 3.0 + tp_one;
+  const double h = static_cast<double>(x.m.hidden);
+  embed.compute_s = memory_bound_time_s((kB16 + units::kBytesFp32 * 2.0) * x.tokens * h, x.c.gpu);
+  embed.tp_s = tp_one_s;
+  embed.fwd_s = embed.compute_s / 3.0 + tp_one_s;
   embed.bwd_s = embed.compute_s * 2.0 / 3.0;
-  // Output layer: final norm, logit GEMM (forward + two backward), cross-entropy.
+  return embed;
+}
+
+// Output layer: final norm, logit GEMM (forward + two backward), cross-entropy.
+StageCost output_head_cost(const LayerContext& x, double tp_one_s) {
   StageCost head;
-  {
-    const double vocab_local = static_cast<double>(m.vocab) / x.tp;
-    const double gemm = gemm_time_s(T, vocab_local, h, 1.0, c.gpu, false);
-    const double loss = memory_bound_time_s(kLossBytesPerLogit * T * vocab_local, c.gpu);
-    head.compute_s = gemm * (1.0 + kGemmBackwardOverForward) + loss;
-    head.tp_s = p.sequence_parallel ? tp_one : 0.0;  // gather the sequence before the logits
-    head.fwd_s = gemm + loss / 2.0 + head.tp_s / 2.0;
-    head.bwd_s = head.compute_s - gemm - loss / 2.0 + head.tp_s / 2.0;
+  const double h = static_cast<double>(x.m.hidden);
+  const double vocab_local = static_cast<double>(x.m.vocab) / x.tp;
+  const double gemm = gemm_time_s(x.tokens, vocab_local, h, 1.0, x.c.gpu, false);
+  const double loss = memory_bound_time_s(kLossBytesPerLogit * x.tokens * vocab_local, x.c.gpu);
+  head.compute_s = gemm * (1.0 + kGemmBackwardOverForward) + loss;
+  head.tp_s = x.p.sequence_parallel ? tp_one_s : 0.0;  // gather the sequence before the logits
+  head.fwd_s = gemm + loss / 2.0 + head.tp_s / 2.0;
+  head.bwd_s = head.compute_s - gemm - loss / 2.0 + head.tp_s / 2.0;
+  return head;
+}
+
+// Data-parallel traffic of one stage: the gradient reduction at the end of the step (`sync_s`,
+// which may overlap the last backward), the exposed part of that reduction by the closed form,
+// and exposure outside it (parameter gather before the next step, ZeRO-3 per micro-batch).
+struct DpTime {
+  double sync_s = 0;
+  double sync_exposed_s = 0;
+  double other_exposed_s = 0;
+};
+
+// Everything one iteration's terms share: the plan's layer costs, layer split and groups. Its
+// methods are the per-term functions of the iteration time; estimate_with composes them.
+class IterationModel {
+ public:
+  IterationModel(const ModelSpec& m, const Cluster& c, const Plan& p, const Workload& w)
+      : m(m), c(c), p(p), w(w),
+        x(make_layer_context(m, c, p, w.seq_len,
+                             static_cast<double>(p.micro_batch) * static_cast<double>(w.seq_len) / static_cast<double>(p.cp),
+                             /*causal=*/true)),
+        split(split_layers(p, m.layers)),
+        partial(p.recompute == Recompute::full && p.recompute_layers > 0),
+        microbatches(p.microbatches(w)),
+        dp_ranks(p.dp * p.cp),
+        edp_ranks(std::max<std::int64_t>(1, p.expert_dp())),
+        dp_link(group_link(c, p.tp, dp_ranks)),
+        edp_link(group_link(c, p.expert_tp() * p.ep, edp_ranks)) {
+    dense_layer = m.dense_mlp_layers() > 0 ? layer_cost(x, false, p.recompute) : LayerCost{};
+    moe_layer = m.is_moe() ? layer_cost(x, true, p.recompute) : LayerCost{};
+    // Full recompute of only some layers: the others run as without recompute.
+    dense_plain = partial && m.dense_mlp_layers() > 0 ? layer_cost(x, false, Recompute::none) : dense_layer;
+    moe_plain = partial && m.is_moe() ? layer_cost(x, true, Recompute::none) : moe_layer;
+    const double tp_one = p.tp > 1 ? all_reduce_time_s(kB16 * x.tokens * static_cast<double>(m.hidden), p.tp, x.tp_link) : 0.0;
+    embed = embedding_cost(x, tp_one);
+    head = output_head_cost(x, tp_one);
   }
 
   // Cost of one micro-batch on virtual stage k (chunk k / pp of physical stage k % pp): its
-  // layers, the embedding on the first, the output layer and loss on the last.
-  const std::int64_t virtual_stages = split.virtual_stages;
-  auto add_cost = [](StageCost& sc, const StageCost& e) {
-    sc.compute_s += e.compute_s;
-    sc.recompute_s += e.recompute_s;
-    sc.tp_s += e.tp_s;
-    sc.cp_s += e.cp_s;
-    sc.ep_s += e.ep_s;
-    sc.fwd_s += e.fwd_s;
-    sc.bwd_s += e.bwd_s;
-  };
-  auto chunk_cost = [&](std::int64_t k) {
+  // layers, the embedding on the first, the output layer, loss and MTP modules on the last.
+  StageCost chunk_cost(std::int64_t k) const {
     StageCost sc;
     const std::int64_t start = split.virtual_stage_start(k);
     const std::int64_t length = split.virtual_stage_layers(k);
@@ -179,49 +202,34 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, cons
     add_layers(sc, moe_layer, static_cast<double>(moe_recomputed));
     add_layers(sc, moe_plain, static_cast<double>(moe - moe_recomputed));
     if (k == 0) add_cost(sc, embed);
-    if (k == virtual_stages - 1) {
+    if (k == split.virtual_stages - 1) {
       add_cost(sc, head);
-      // Multi-token prediction modules follow the last layer on the last stage (Megatron-Core
-      // multi_token_prediction.py): a 2h -> h projection, one layer of the last layer's kind, and
-      // their own pass through the shared output head and loss.
-      if (m.mtp_layers > 0) {
-        const double count = static_cast<double>(m.mtp_layers);
-        add_layers(sc, m.is_moe_layer(m.layers - 1) ? moe_layer : dense_layer, count);
-        StageCost mtp_head = head;
-        const double projection = gemm_time_s(T, h / x.tp, 2.0 * h, 1.0, c.gpu, x.fp8);
-        mtp_head.compute_s += projection * (1.0 + kGemmBackwardOverForward);
-        mtp_head.fwd_s += projection;
-        mtp_head.bwd_s += projection * kGemmBackwardOverForward;
-        for (std::int64_t i = 0; i < m.mtp_layers; ++i) add_cost(sc, mtp_head);
-      }
+      add_mtp_modules(sc);
     }
     return sc;
-  };
-  auto stage_cost = [&](std::int64_t s) {
-    StageCost sc;
-    for (std::int64_t k = s; k < virtual_stages; k += p.pp) add_cost(sc, chunk_cost(k));
-    return sc;
-  };
-
-  // Stages: the first, the last, those holding leading dense layers, and one representative of
-  // the identical middle stages.
-  const std::int64_t pp = p.pp;
-  std::int64_t special_end = 1;  // stages [0, special_end) are evaluated one by one
-  if (any_moe) {
-    // Stages whose mix of dense and MoE layers differs from the middle stages' (leading dense
-    // layers; an alternating pattern that does not divide the chunk).
-    // An alternating pattern can differ on every stage: each is evaluated.
-    if (m.moe.layer_freq > 1) special_end = std::max<std::int64_t>(1, pp - 1);
-    const std::int64_t typical = pp > 2 ? moe_layers_on_stage(m, split, pp - 2, pp) : 0;
-    while (special_end < pp - 1 && moe_layers_on_stage(m, split, special_end, pp) != typical) ++special_end;
   }
-  const std::int64_t microbatches = p.microbatches(w);
-  const std::int64_t dp_ranks = p.dp * p.cp;  // gradients are reduced over dp x cp
-  const std::int64_t edp_ranks = std::max<std::int64_t>(1, p.expert_dp());
-  const GroupLink dp_link = group_link(c, p.tp, dp_ranks);
-  const GroupLink edp_link = group_link(c, p.expert_tp() * p.ep, edp_ranks);
 
-  auto stage_shape = [&](std::int64_t s) {
+  StageCost stage_cost(std::int64_t s) const {
+    StageCost sc;
+    for (std::int64_t k = s; k < split.virtual_stages; k += p.pp) add_cost(sc, chunk_cost(k));
+    return sc;
+  }
+
+  // Stages [0, special_end) are evaluated one by one: the first, and those whose mix of dense
+  // and MoE layers differs from the middle stages' (leading dense layers; an alternating pattern,
+  // which can differ on every stage).
+  std::int64_t special_end() const {
+    const std::int64_t pp = p.pp;
+    std::int64_t end = 1;
+    if (!m.is_moe()) return end;
+    if (m.moe.layer_freq > 1) end = std::max<std::int64_t>(1, pp - 1);
+    const std::int64_t typical = pp > 2 ? moe_layers_on_stage(m, split, pp - 2, pp) : 0;
+    while (end < pp - 1 && moe_layers_on_stage(m, split, end, pp) != typical) ++end;
+    return end;
+  }
+
+  StageShape stage_shape(std::int64_t s) const {
+    const std::int64_t pp = p.pp;
     StageShape shape;
     shape.layers = split.physical_stage_layers(s, pp);
     shape.moe_layers = moe_layers_on_stage(m, split, s, pp);
@@ -229,219 +237,282 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, cons
     shape.has_embedding = s == 0;
     shape.has_output_head = s == pp - 1;
     shape.recomputed_layers = 0;
-    for (std::int64_t k = s; k < virtual_stages; k += pp) {
-      const std::int64_t length = split.virtual_stage_layers(k);
-      shape.recomputed_layers += p.recomputed_layers(length);
-    }
+    for (std::int64_t k = s; k < split.virtual_stages; k += pp)
+      shape.recomputed_layers += p.recomputed_layers(split.virtual_stage_layers(k));
     // 1F1B holds p - s micro-batches on stage s; interleaving adds (p-1)/(p v) (Korthikanti §4.2.3).
     double inflight = static_cast<double>(std::min<std::int64_t>(pp - s, microbatches));
     if (p.vpp > 1) inflight *= 1.0 + static_cast<double>(pp - 1) / static_cast<double>(pp * p.vpp);
     shape.inflight_microbatches = inflight;
     return shape;
-  };
-  // Collectives over a stage's parameters: dense ones over dp x cp, expert ones over the
-  // expert-data-parallel group.
-  auto over_params = [&](double (*collective)(double, std::int64_t, const GroupLink&),
-                         double bytes_per_param, const StageParameters& params) {
-    return collective(bytes_per_param * params.dense, dp_ranks, dp_link) +
-           collective(bytes_per_param * params.expert, edp_ranks, edp_link);
-  };
-  // Data-parallel traffic of one stage: the gradient reduction at the end of the step (`sync_s`,
-  // which may overlap the last backward), the exposed part of that reduction by the closed form,
-  // and exposure outside it (parameter gather before the next step, ZeRO-3 per micro-batch).
-  struct DpTime {
-    double sync_s = 0;
-    double sync_exposed_s = 0;
-    double other_exposed_s = 0;
-  };
-  auto dp_time = [&](const StageShape& shape, const StageParameters& params, const StageCost& sc) {
+  }
+
+  DpTime data_parallel_time(const StageShape& shape, const StageParameters& params, const StageCost& sc) const {
     const double g = kGradBytesPerParam, w16 = kWeightBytesPerParam;
     DpTime t;
-    double gather_s = 0;
     if (p.zero == OptimizerSharding::none) {
       t.sync_s = over_params(all_reduce_time_s, g, params);
-    } else if (p.zero != OptimizerSharding::zero3 || (p.pp > 1 && !p.reshard_after_forward)) {
-      // ZeRO-1/2, and pipelined ZeRO-3 that keeps its weights gathered for the whole step
-      // (memory_model.h's variant (c)): one gather and one reduce-scatter per step.
-      t.sync_s = over_params(reduce_scatter_time_s, g, params);
-      gather_s = over_params(all_gather_time_s, w16, params);
-    } else {
-      // Every micro-batch gathers the weights before forward and, when they were re-sharded after
-      // it, again before backward (and for the recomputed forward), and reduce-scatters its
-      // gradients, prefetched under compute; the first layer's gather cannot hide (Rajbhandari et
-      // al. 2020 §5; Zhao et al. 2023, FSDP §3.3).
-      const double gathers = !p.reshard_after_forward ? 1.0 : (p.recompute == Recompute::full ? 3.0 : 2.0);
-      const double layers = std::max<double>(1.0, static_cast<double>(shape.layers));
-      // The collectives run per layer (FSDP's wrapping unit), so each pays the ring's latency;
-      // over_params counts one latency per whole-stage collective.
-      const double ring_latency_s = static_cast<double>(dp_ranks - 1) * dp_link.latency_s;
-      const double per_mb = gathers * over_params(all_gather_time_s, w16, params) +
-                            over_params(reduce_scatter_time_s, g, params) +
-                            (gathers + 1.0) * (layers - 1.0) * ring_latency_s;
-      const double exposed_per_mb = p.overlap_param_gather
-                                        ? std::max(0.0, per_mb - sc.total()) + per_mb / layers
-                                        : per_mb;
-      t.other_exposed_s = exposed_per_mb * static_cast<double>(microbatches);
+    } else if (p.zero == OptimizerSharding::zero3 && (p.pp == 1 || p.reshard_after_forward)) {
+      t.other_exposed_s = zero3_exposed_time(shape, params, sc);
       return t;
+    } else {
+      // ZeRO-1/2, and pipelined ZeRO-3 that keeps its weights gathered for the whole step
+      // (memory_model.h's variant (c)): one reduce-scatter and one gather per step.
+      t.sync_s = over_params(reduce_scatter_time_s, g, params);
+      const double gather_s = over_params(all_gather_time_s, w16, params);
+      t.other_exposed_s = p.overlap_param_gather ? std::max(0.0, gather_s - sc.fwd_s) : gather_s;
     }
-    // Overlap: the gradient reduction hides under the last micro-batch's backward; the parameter
-    // gather under the next iteration's first forward (Megatron-Core distributed optimizer).
+    // The gradient reduction hides under the last micro-batch's backward; the parameter gather
+    // under the next iteration's first forward (Megatron-Core distributed optimizer).
     t.sync_exposed_s = p.overlap_grad_reduce ? std::max(0.0, t.sync_s - sc.bwd_s) : t.sync_s;
-    t.other_exposed_s = p.overlap_param_gather ? std::max(0.0, gather_s - sc.fwd_s) : gather_s;
     return t;
-  };
-  auto optimizer_time = [&](const StageParameters& params) {
+  }
+
+  double optimizer_time(const StageParameters& params) const {
     const double local = p.zero == OptimizerSharding::none
                              ? params.total()
                              : params.dense / static_cast<double>(dp_ranks) +
                                    params.expert / static_cast<double>(edp_ranks);
     return memory_bound_time_s(kAdamStepBytesPerParam * local, c.gpu);
-  };
+  }
 
-  // One pass over the distinct stages: the first, those holding leading dense layers, one
-  // representative of the identical middle stages (with its multiplicity), and the last.
-  Estimate e;
-  double sum_s = 0, max_s = 0, peak_bytes = -1, dp_exposed_s = 0, dp_other_s = 0, optimizer_s = 0;
-  double sync_first = 0, sync_middle = 0, sync_last = 0;  // per representative stage, for the simulator
-  StageCost worst{};
-  auto visit = [&](std::int64_t s, double multiplicity) {
-    const StageCost sc = stage_cost(s);
-    const double t = sc.total();
-    sum_s += multiplicity * t;
-    if (t > max_s) {
-      max_s = t;
-      worst = sc;
+  // Model and hardware FLOPs, throughput and utilisation of an iteration of `time_s`.
+  void set_flops_and_utilisation(Estimate& e) const {
+    const double gpus = static_cast<double>(p.gpus());
+    IterationFlops flops = iteration_flops(m, w.tokens(), w.seq_len, p.recompute);
+    if (partial) {
+      std::int64_t recomputed = 0;
+      for (std::int64_t k = 0; k < split.virtual_stages; ++k) recomputed += p.recomputed_layers(split.virtual_stage_layers(k));
+      flops.recompute *= static_cast<double>(recomputed) / static_cast<double>(m.layers);
     }
-    const StageShape shape = stage_shape(s);
-    const StageParameters params = stage_parameters(m, p, shape);
-    const DpTime dp = dp_time(shape, params, sc);
-    dp_exposed_s = std::max(dp_exposed_s, dp.sync_exposed_s + dp.other_exposed_s);
-    dp_other_s = std::max(dp_other_s, dp.other_exposed_s);
-    (s == 0 ? sync_first : s == pp - 1 ? sync_last : sync_middle) = dp.sync_s;
-    optimizer_s = std::max(optimizer_s, optimizer_time(params));
-    const MemoryBreakdown mem = stage_memory(m, p, w, shape);
-    if (mem.total() > peak_bytes) {
-      peak_bytes = mem.total();
-      e.memory = mem;
-      e.peak_memory_stage = static_cast<int>(s);
+    e.model_flops = flops.model();
+    e.hardware_flops = flops.hardware();
+    e.tokens_per_s = w.tokens() / e.iteration_time_s;
+    e.model_tflops_per_gpu = e.model_flops / (e.iteration_time_s * gpus) / units::kTera;
+    e.hardware_tflops_per_gpu = e.hardware_flops / (e.iteration_time_s * gpus) / units::kTera;
+    const double peak = c.gpu.peak_flops(x.fp8);
+    e.mfu = e.model_flops / (e.iteration_time_s * gpus * peak);
+    e.hfu = e.hardware_flops / (e.iteration_time_s * gpus * peak);
+  }
+
+  const ModelSpec& m;
+  const Cluster& c;
+  const Plan& p;
+  const Workload& w;
+  const LayerContext x;
+  const LayerSplit split;
+  const bool partial;
+  const std::int64_t microbatches;
+
+ private:
+  // Multi-token prediction modules follow the last layer on the last stage (Megatron-Core
+  // multi_token_prediction.py): a 2h -> h projection, one layer of the last layer's kind, and
+  // their own pass through the shared output head and loss.
+  void add_mtp_modules(StageCost& sc) const {
+    if (m.mtp_layers <= 0) return;
+    const double h = static_cast<double>(m.hidden);
+    add_layers(sc, m.is_moe_layer(m.layers - 1) ? moe_layer : dense_layer, static_cast<double>(m.mtp_layers));
+    StageCost mtp_head = head;
+    const double projection = gemm_time_s(x.tokens, h / x.tp, 2.0 * h, 1.0, c.gpu, x.fp8);
+    mtp_head.compute_s += projection * (1.0 + kGemmBackwardOverForward);
+    mtp_head.fwd_s += projection;
+    mtp_head.bwd_s += projection * kGemmBackwardOverForward;
+    for (std::int64_t i = 0; i < m.mtp_layers; ++i) add_cost(sc, mtp_head);
+  }
+
+  // Collectives over a stage's parameters: dense ones over dp x cp, expert ones over the
+  // expert-data-parallel group.
+  double over_params(double (*collective)(double, std::int64_t, const GroupLink&), double bytes_per_param,
+                     const StageParameters& params) const {
+    return collective(bytes_per_param * params.dense, dp_ranks, dp_link) +
+           collective(bytes_per_param * params.expert, edp_ranks, edp_link);
+  }
+
+  // ZeRO-3 that gathers per micro-batch: the weights before forward and, when they were
+  // re-sharded after it, again before backward (and for the recomputed forward); gradients are
+  // reduce-scattered per micro-batch; all prefetched under compute, but the first layer's gather
+  // cannot hide (Rajbhandari et al. 2020 §5; Zhao et al. 2023, FSDP §3.3).
+  double zero3_exposed_time(const StageShape& shape, const StageParameters& params, const StageCost& sc) const {
+    const double gathers = !p.reshard_after_forward ? 1.0 : (p.recompute == Recompute::full ? 3.0 : 2.0);
+    const double layers = std::max<double>(1.0, static_cast<double>(shape.layers));
+    // The collectives run per layer (FSDP's wrapping unit), so each pays the ring's latency;
+    // over_params counts one latency per whole-stage collective.
+    const double ring_latency_s = static_cast<double>(dp_ranks - 1) * dp_link.latency_s;
+    const double per_mb = gathers * over_params(all_gather_time_s, kWeightBytesPerParam, params) +
+                          over_params(reduce_scatter_time_s, kGradBytesPerParam, params) +
+                          (gathers + 1.0) * (layers - 1.0) * ring_latency_s;
+    const double exposed_per_mb = p.overlap_param_gather ? std::max(0.0, per_mb - sc.total()) + per_mb / layers : per_mb;
+    return exposed_per_mb * static_cast<double>(microbatches);
+  }
+
+  const std::int64_t dp_ranks;   // gradients are reduced over dp x cp
+  const std::int64_t edp_ranks;  // expert gradients over the expert-data-parallel ranks
+  const GroupLink dp_link, edp_link;
+  LayerCost dense_layer, moe_layer, dense_plain, moe_plain;
+  StageCost embed, head;
+};
+
+// The stages' per-micro-batch times, data-parallel and optimizer terms and peak memory, from one
+// pass over the distinct stages: the first, those whose layer mix differs, one representative
+// of the identical middle stages (with its multiplicity), and the last.
+struct StageTotals {
+  double sum_s = 0, max_s = 0;
+  StageCost worst;
+  double dp_exposed_s = 0, dp_other_s = 0, optimizer_s = 0;
+  double sync_first_s = 0, sync_middle_s = 0, sync_last_s = 0;  // per representative stage
+  double peak_bytes = -1;
+  MemoryBreakdown memory;
+  int peak_stage = 0;
+};
+
+StageTotals visit_stages(const IterationModel& it, std::int64_t special_end) {
+  const std::int64_t pp = it.p.pp;
+  StageTotals t;
+  auto visit = [&](std::int64_t s, double multiplicity) {
+    const StageCost sc = it.stage_cost(s);
+    t.sum_s += multiplicity * sc.total();
+    if (sc.total() > t.max_s) {
+      t.max_s = sc.total();
+      t.worst = sc;
+    }
+    const StageShape shape = it.stage_shape(s);
+    const StageParameters params = stage_parameters(it.m, it.p, shape);
+    const DpTime dp = it.data_parallel_time(shape, params, sc);
+    t.dp_exposed_s = std::max(t.dp_exposed_s, dp.sync_exposed_s + dp.other_exposed_s);
+    t.dp_other_s = std::max(t.dp_other_s, dp.other_exposed_s);
+    (s == 0 ? t.sync_first_s : s == pp - 1 ? t.sync_last_s : t.sync_middle_s) = dp.sync_s;
+    t.optimizer_s = std::max(t.optimizer_s, it.optimizer_time(params));
+    const MemoryBreakdown mem = stage_memory(it.m, it.p, it.w, shape);
+    if (mem.total() > t.peak_bytes) {
+      t.peak_bytes = mem.total();
+      t.memory = mem;
+      t.peak_stage = static_cast<int>(s);
     }
   };
   for (std::int64_t s = 0; s < std::min(special_end, pp); ++s) visit(s, 1.0);
   const std::int64_t middle_count = pp - 1 - special_end;
   if (middle_count > 0) visit(special_end, static_cast<double>(middle_count));
   if (pp > 1) visit(pp - 1, 1.0);
+  return t;
+}
 
-  // Pipeline send/recv: each micro-batch's activation (split over tp by sequence parallelism or
-  // Megatron's scatter/gather optimisation, SC'21 §4.1) crosses each stage boundary both ways.
-  // Stage s holds ranks [s stride, (s+1) stride); its boundary to s+1 crosses a node when those
-  // blocks sit in different nodes (NVLink inside a node, the NIC across).
-  const std::int64_t pp_stride = p.tp * p.cp * p.dp;
-  const std::int64_t node = c.gpus_per_node;
-  const std::int64_t stages_per_node = pp_stride >= node ? 1 : node / pp_stride;
-  double p2p_intra_s = 0, p2p_inter_s = 0, fill_p2p_s = 0, mean_p2p_s = 0;
-  auto boundary_p2p = [&](std::int64_t s) {
+// Pipeline send/recv: each micro-batch's activation (split over tp by sequence parallelism or
+// Megatron's scatter/gather optimisation, SC'21 §4.1) crosses each stage boundary both ways.
+// Stage s holds ranks [s stride, (s+1) stride); its boundary to s+1 crosses a node when those
+// blocks sit in different nodes (NVLink inside a node, the NIC across).
+struct PipelineP2p {
+  double intra_s = 0, inter_s = 0, mean_s = 0;
+  double exposed_s = 0;  // fill and drain, plus blocking transfers in the steady state
+  std::int64_t stages_per_node = 1;
+  double boundary_s(std::int64_t s) const {
     const bool crosses = stages_per_node == 1 || (s + 1) % stages_per_node == 0;
-    return crosses ? p2p_inter_s : p2p_intra_s;
-  };
-  double pp_comm_s = 0;
-  if (pp > 1) {
-    const bool split_activation = p.p2p_scatter_gather || p.sequence_parallel;
-    const double bytes = kB16 * T * h / (split_activation ? x.tp : 1.0);
-    p2p_intra_s = p2p_time_s(bytes, {c.intra_node.bandwidth_bytes_per_s, c.intra_node.latency_s});
-    p2p_inter_s = p2p_time_s(bytes, {c.inter_node.bandwidth_bytes_per_s, c.inter_node.latency_s});
-    for (std::int64_t s = 0; s + 1 < pp; ++s) fill_p2p_s += boundary_p2p(s);
-    mean_p2p_s = fill_p2p_s / static_cast<double>(pp - 1);
-    // Fill and drain cross every boundary once each way.
-    const double fill = 2.0 * fill_p2p_s;
-    // Blocking p2p: a middle stage receives and sends once each way per micro-batch and chunk,
-    // serialised with its compute (DeepSpeed PipelineEngine's RecvActivation / SendActivation /
-    // RecvGrad / SendGrad instructions).
-    const double steady = p.overlap_p2p ? 0.0 : 4.0 * static_cast<double>(p.vpp * microbatches) * mean_p2p_s;
-    pp_comm_s = fill + steady;
+    return crosses ? inter_s : intra_s;
   }
-  const PipelineTimes pipe = pipeline_closed_form(sum_s, max_s, microbatches, p.vpp);
+};
 
-  const double mb = static_cast<double>(microbatches);
-  e.time.compute_s = mb * worst.compute_s;
-  e.time.recompute_s = mb * worst.recompute_s;
-  e.time.tp_comm_s = mb * worst.tp_s;
-  e.time.cp_comm_s = mb * worst.cp_s;
-  e.time.ep_comm_s = mb * worst.ep_s;
-  e.time.optimizer_s = optimizer_s;
+PipelineP2p pipeline_p2p(const IterationModel& it) {
+  const Plan& p = it.p;
+  const Cluster& c = it.c;
+  PipelineP2p t;
+  const std::int64_t pp_stride = p.tp * p.cp * p.dp;
+  t.stages_per_node = pp_stride >= c.gpus_per_node ? 1 : c.gpus_per_node / pp_stride;
+  if (p.pp <= 1) return t;
+  const bool split_activation = p.p2p_scatter_gather || p.sequence_parallel;
+  const double bytes = kB16 * it.x.tokens * static_cast<double>(it.m.hidden) / (split_activation ? it.x.tp : 1.0);
+  t.intra_s = p2p_time_s(bytes, {c.intra_node.bandwidth_bytes_per_s, c.intra_node.latency_s});
+  t.inter_s = p2p_time_s(bytes, {c.inter_node.bandwidth_bytes_per_s, c.inter_node.latency_s});
+  double fill_s = 0;
+  for (std::int64_t s = 0; s + 1 < p.pp; ++s) fill_s += t.boundary_s(s);
+  t.mean_s = fill_s / static_cast<double>(p.pp - 1);
+  // Fill and drain cross every boundary once each way. Blocking p2p: a middle stage receives and
+  // sends once each way per micro-batch and chunk, serialised with its compute (DeepSpeed
+  // PipelineEngine's RecvActivation / SendActivation / RecvGrad / SendGrad instructions).
+  const double steady = p.overlap_p2p ? 0.0 : 4.0 * static_cast<double>(p.vpp * it.microbatches) * t.mean_s;
+  t.exposed_s = 2.0 * fill_s + steady;
+  return t;
+}
+
+// The simulator's inputs for this plan: each virtual stage's forward / backward per micro-batch,
+// the p2p time per stage boundary and each stage's gradient sync.
+void fill_simulation_costs(const IterationModel& it, const StageTotals& stages, const PipelineP2p& p2p,
+                           std::int64_t special_end, PipelineCosts& costs) {
+  const Plan& p = it.p;
+  const std::int64_t pp = p.pp, mb = it.microbatches;
+  costs.schedule = p.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+  costs.stages = static_cast<int>(pp);
+  costs.microbatches = static_cast<int>(mb);
+  costs.chunks = static_cast<int>(p.vpp);
+  const std::size_t slots = static_cast<std::size_t>(it.split.virtual_stages * mb);
+  costs.forward_s.resize(slots);
+  costs.backward_s.resize(slots);
+  costs.weight_s.clear();
+  // Blocking p2p occupies the stage for a receive and a send around every op.
+  const double blocking = p.overlap_p2p ? 0.0 : 2.0 * p2p.mean_s;
+  for (std::int64_t k = 0; k < it.split.virtual_stages; ++k) {
+    const StageCost chunk = it.chunk_cost(k);
+    std::fill(costs.forward_s.begin() + k * mb, costs.forward_s.begin() + (k + 1) * mb, chunk.fwd_s + blocking);
+    std::fill(costs.backward_s.begin() + k * mb, costs.backward_s.begin() + (k + 1) * mb, chunk.bwd_s + blocking);
+  }
+  costs.p2p_s.resize(static_cast<std::size_t>(pp));
+  for (std::int64_t s = 0; s < pp; ++s) costs.p2p_s[static_cast<std::size_t>(s)] = p2p.boundary_s(s);  // pp - 1: the wrap
+  costs.dp_sync_s.resize(static_cast<std::size_t>(pp));
+  for (std::int64_t s = 0; s < pp; ++s)
+    costs.dp_sync_s[static_cast<std::size_t>(s)] =
+        s == 0 ? stages.sync_first_s : (s == pp - 1 ? stages.sync_last_s : stages.sync_middle_s);
+  // Stages whose layer mix differs from the middle ones: their own sync (MoE models only).
+  for (std::int64_t s = 1; s < std::min(special_end, pp - 1); ++s) {
+    const StageShape shape = it.stage_shape(s);
+    costs.dp_sync_s[static_cast<std::size_t>(s)] =
+        it.data_parallel_time(shape, stage_parameters(it.m, p, shape), it.stage_cost(s)).sync_s;
+  }
+  costs.dp_sync_overlap = p.overlap_grad_reduce;
+}
+
+// Both paths: everything but the pipeline term is shared.
+Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, const Workload& w,
+                       PipelineModel mode, Timeline* timeline, PipelineInputs* inputs = nullptr) {
+  const IterationModel it(m, c, p, w);
+  const std::int64_t special_end = it.special_end();
+  const StageTotals stages = visit_stages(it, special_end);
+  const PipelineP2p p2p = pipeline_p2p(it);
+
+  Estimate e;
+  const double mb = static_cast<double>(it.microbatches);
+  e.time.compute_s = mb * stages.worst.compute_s;
+  e.time.recompute_s = mb * stages.worst.recompute_s;
+  e.time.tp_comm_s = mb * stages.worst.tp_s;
+  e.time.cp_comm_s = mb * stages.worst.cp_s;
+  e.time.ep_comm_s = mb * stages.worst.ep_s;
+  e.time.optimizer_s = stages.optimizer_s;
   if (mode == PipelineModel::closed_form) {
+    const PipelineTimes pipe = pipeline_closed_form(stages.sum_s, stages.max_s, it.microbatches, p.vpp);
     e.time.bubble_s = pipe.bubble_s;
-    e.time.pp_comm_s = pp_comm_s;
-    e.time.dp_comm_s = dp_exposed_s;
-    e.iteration_time_s = pipe.makespan_s + pp_comm_s + dp_exposed_s + optimizer_s;
+    e.time.pp_comm_s = p2p.exposed_s;
+    e.time.dp_comm_s = stages.dp_exposed_s;
+    e.iteration_time_s = pipe.makespan_s + p2p.exposed_s + stages.dp_exposed_s + stages.optimizer_s;
   } else {
-    // The event-driven simulation of this plan's pipeline (schedule/pipeline_simulator.h) with
-    // each virtual stage's costs, the p2p time per boundary and each stage's gradient sync.
+    // The event-driven simulation of this plan's pipeline (schedule/pipeline_simulator.h).
     PipelineCosts& costs = simulation_costs();
-    costs.schedule = p.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
-    costs.stages = static_cast<int>(pp);
-    costs.microbatches = static_cast<int>(microbatches);
-    costs.chunks = static_cast<int>(p.vpp);
-    const std::size_t slots = static_cast<std::size_t>(virtual_stages * microbatches);
-    costs.forward_s.resize(slots);
-    costs.backward_s.resize(slots);
-    costs.weight_s.clear();
-    // Blocking p2p occupies the stage for a receive and a send around every op.
-    const double blocking = p.overlap_p2p ? 0.0 : 2.0 * mean_p2p_s;
-    for (std::int64_t k = 0; k < virtual_stages; ++k) {
-      const StageCost chunk = chunk_cost(k);
-      const auto first = costs.forward_s.begin() + k * microbatches;
-      std::fill(first, first + microbatches, chunk.fwd_s + blocking);
-      const auto firstb = costs.backward_s.begin() + k * microbatches;
-      std::fill(firstb, firstb + microbatches, chunk.bwd_s + blocking);
-    }
-    costs.p2p_s.resize(static_cast<std::size_t>(pp));
-    for (std::int64_t s = 0; s < pp; ++s)
-      costs.p2p_s[static_cast<std::size_t>(s)] = boundary_p2p(s);  // s = pp - 1: the wrap to stage 0
-    costs.dp_sync_s.resize(static_cast<std::size_t>(pp));
-    for (std::int64_t s = 0; s < pp; ++s)
-      costs.dp_sync_s[static_cast<std::size_t>(s)] = s == 0 ? sync_first : (s == pp - 1 ? sync_last : sync_middle);
-    if (pp > 1 && special_end > 1) {
-      // Stages holding leading dense layers: their own sync (rare; MoE models only).
-      for (std::int64_t s = 1; s < std::min(special_end, pp - 1); ++s) {
-        const StageShape shape = stage_shape(s);
-        costs.dp_sync_s[static_cast<std::size_t>(s)] = dp_time(shape, stage_parameters(m, p, shape), stage_cost(s)).sync_s;
-      }
-    }
-    costs.dp_sync_overlap = p.overlap_grad_reduce;
+    fill_simulation_costs(it, stages, p2p, special_end, costs);
     double pipeline_s = 0;
     const double with_sync_s = timeline != nullptr ? simulate_into(costs, *timeline, pipeline_s)
                                                    : memoised_makespan(costs, pipeline_s);
-    const double steady_s = mb * max_s;
-    e.time.pp_comm_s = std::min(pp_comm_s, std::max(0.0, pipeline_s - steady_s));
+    const double steady_s = mb * stages.max_s;
+    e.time.pp_comm_s = std::min(p2p.exposed_s, std::max(0.0, pipeline_s - steady_s));
     // Without a pipeline there is no bubble (the difference is rounding).
-    e.time.bubble_s = pp > 1 ? std::max(0.0, pipeline_s - steady_s - e.time.pp_comm_s) : 0.0;
-    e.time.dp_comm_s = (with_sync_s - pipeline_s) + dp_other_s;
-    e.iteration_time_s = with_sync_s + dp_other_s + optimizer_s;
+    e.time.bubble_s = p.pp > 1 ? std::max(0.0, pipeline_s - steady_s - e.time.pp_comm_s) : 0.0;
+    e.time.dp_comm_s = (with_sync_s - pipeline_s) + stages.dp_other_s;
+    e.iteration_time_s = with_sync_s + stages.dp_other_s + stages.optimizer_s;
     if (inputs != nullptr) {
       inputs->costs = costs;
-      inputs->tail_s = dp_other_s + optimizer_s;
+      inputs->tail_s = stages.dp_other_s + stages.optimizer_s;
     }
   }
-
-  const double gpus = static_cast<double>(p.gpus());
-  IterationFlops flops = iteration_flops(m, w.tokens(), w.seq_len, p.recompute);
-  if (partial) {
-    std::int64_t recomputed = 0;
-    for (std::int64_t k = 0; k < virtual_stages; ++k)
-      recomputed += p.recomputed_layers(split.virtual_stage_layers(k));
-    flops.recompute *= static_cast<double>(recomputed) / static_cast<double>(m.layers);
-  }
-  e.model_flops = flops.model();
-  e.hardware_flops = flops.hardware();
-  e.tokens_per_s = w.tokens() / e.iteration_time_s;
-  e.model_tflops_per_gpu = e.model_flops / (e.iteration_time_s * gpus) / units::kTera;
-  e.hardware_tflops_per_gpu = e.hardware_flops / (e.iteration_time_s * gpus) / units::kTera;
-  const double peak = c.gpu.peak_flops(x.fp8);
-  e.mfu = e.model_flops / (e.iteration_time_s * gpus * peak);
-  e.hfu = e.hardware_flops / (e.iteration_time_s * gpus * peak);
-  e.peak_memory_bytes = peak_bytes;
+  it.set_flops_and_utilisation(e);
+  e.memory = stages.memory;
+  e.peak_memory_stage = stages.peak_stage;
+  e.peak_memory_bytes = stages.peak_bytes;
   e.usable_memory_bytes = c.gpu.usable_memory_gib * units::kGiB;
-  e.fits = peak_bytes <= e.usable_memory_bytes;
+  e.fits = stages.peak_bytes <= e.usable_memory_bytes;
   return e;
 }
 
