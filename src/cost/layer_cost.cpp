@@ -114,10 +114,6 @@ double dense_mlp_gemms(const LayerContext& x) {
   return linear_time(x, x.tokens, gate * f / x.tp, h) + linear_time(x, x.tokens, h, f / x.tp);
 }
 
-double fp8_cast_bytes(const Plan& p) {
-  const bool block_scaled = p.fp8_recipe == Fp8Recipe::blockwise || p.fp8_recipe == Fp8Recipe::mxfp8;
-  return kFp8CastBytesPerElement + (block_scaled ? kBlockScaledExtraBytesPerElement : 0.0);
-}
 
 // Tensor parallel: all-reduces (or all-gather + reduce-scatter with SP) around each TP-split
 // block, forward and backward, and again when the forward is recomputed (Megatron-LM, SC'21 §3.2
@@ -146,6 +142,11 @@ double context_parallel_time(const LayerContext& x, double kv_width, const Atten
 }
 
 }  // namespace
+
+double fp8_cast_bytes_per_element(Fp8Recipe recipe) {
+  const bool block_scaled = recipe == Fp8Recipe::blockwise || recipe == Fp8Recipe::mxfp8;
+  return kFp8CastBytesPerElement + (block_scaled ? kBlockScaledExtraBytesPerElement : 0.0);
+}
 
 LayerContext make_layer_context(const ModelSpec& model, const Cluster& cluster, const Plan& plan,
                                 std::int64_t seq_len, double tokens, bool causal) {
@@ -192,7 +193,7 @@ LayerCost layer_cost(const LayerContext& x, bool moe, Recompute recompute) {
     // Inputs of the projection and dense MLP GEMMs are cast forward. Backward, Transformer Engine
     // fuses each output gradient's cast-transpose into the kernel that produces it (its
     // dbias / dact cast-transpose kernels), so it adds no pass of its own here.
-    const double cast = fp8_cast_bytes(p);
+    const double cast = fp8_cast_bytes_per_element(p.fp8_recipe);
     elementwise_bytes_fwd += cast * T * (2.0 * h / sp_divisor + q_width / t + act_width);
   }
   const double elementwise_fwd = memory_bound_time_s(elementwise_bytes_fwd, x.c.gpu) +

@@ -44,6 +44,11 @@ struct LayerContext {
 LayerContext make_layer_context(const ModelSpec& model, const Cluster& cluster, const Plan& plan,
                                 std::int64_t seq_len, double tokens, bool causal);
 
+// Bytes moved per element to cast a 16-bit GEMM input to FP8 with Transformer Engine under the
+// plan's recipe: read 2, write 1 and the transposed copy for the weight-gradient GEMM (fused
+// cast-transpose), and for block-scaled recipes (blockwise, mxfp8) one more pass for the scales.
+double fp8_cast_bytes_per_element(Fp8Recipe recipe);
+
 // `moe`: the layer's MLP is the routed-expert MLP. `recompute` decides what backward re-runs.
 LayerCost layer_cost(const LayerContext& context, bool moe, Recompute recompute);
 

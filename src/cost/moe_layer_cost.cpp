@@ -22,13 +22,6 @@ constexpr double kGroupRoutingExtraPasses = 3.0;
 // Permutation: gather the routed copies (read h, write k h per token), and the reverse with the
 // probability weighting on the way back (moe_utils.permute / unpermute).
 constexpr double kPermuteCopies = 2.0;
-// FP8 GEMM input cast with Transformer Engine (read 16-bit, write FP8 and its transpose for the
-// weight-gradient GEMM): 2 + 1 + 1 bytes per element.
-constexpr double kFp8CastTransposeBytesPerElement = 4.0;
-// Block-wise and MX scaling also write a scale per block (1x128 tiles / 32-element blocks) and
-// cannot fuse the amax into the previous kernel: about one more pass of the 16-bit input.
-constexpr double kBlockScaledExtraBytesPerElement = 2.0;
-
 // Host operators of one MoE block's forward, read off Megatron-Core's forward path (d98e8a64):
 // router (GEMM, score function, top-k, probabilities, routing map, aux loss and its logging),
 // dispatcher preprocessing (token counts per expert and rank, splits), permutation, the
@@ -40,11 +33,6 @@ constexpr double kDispatcherHostOps = 60.0;
 constexpr double kExpertsHostOps = 10.0;
 constexpr double kFp8HostOpsPerGroupedGemm = 4.0;
 constexpr double kExpertGemmsPerExpert = 2.0;  // fc1 (gate and up fused) and fc2
-
-double fp8_cast_bytes_per_element(const Plan& p) {
-  const bool block_scaled = p.fp8_recipe == Fp8Recipe::blockwise || p.fp8_recipe == Fp8Recipe::mxfp8;
-  return kFp8CastTransposeBytesPerElement + (block_scaled ? kBlockScaledExtraBytesPerElement : 0.0);
-}
 
 // One dispatch of the plan's dispatcher: `routed_bytes` is what this rank sends (k copies per
 // token), `token_bytes` one token.
@@ -102,7 +90,7 @@ MoeBlockCost moe_block_cost(const LayerContext& x) {
   const double act_passes = m.mlp == MlpType::swiglu ? 3.0 : 2.0;
   c.expert_act_s = memory_bound_time_s(kB16 * act_passes * copies * f / etp, x.c.gpu);
   if (x.fp8) {
-    const double cast = fp8_cast_bytes_per_element(p);
+    const double cast = fp8_cast_bytes_per_element(p.fp8_recipe);
     c.fp8_cast_s = memory_bound_time_s(cast * copies * (h + f / etp), x.c.gpu) +
                    kKernelOverheadS * kExpertGemmsPerExpert * local_experts;
   }
