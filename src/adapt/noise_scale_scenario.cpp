@@ -56,8 +56,10 @@ constexpr double kMaxNoiseDimension = 1e9;
 constexpr const char* kBuiltinNames[] = {"pretrain", "warmup", "plateau", "zero3-slower"};
 
 double non_embedding_parameters(const ModelSpec& model) {
+  // Kaplan et al.'s N: the main model's active non-embedding weights (MTP modules are a training
+  // aid, not part of the model whose loss the scaling law describes).
   const ParameterCount p = count_parameters(model);
-  return p.active() - p.embedding - p.output_head;
+  return p.main_active() - p.embedding - p.output_head;
 }
 
 std::vector<NoiseScalePoint> kaplan_trajectory(double non_embedding_params, double budget_tokens) {
