@@ -209,7 +209,11 @@ TEST(MegatronMoeArgs, Fp8ParamGatherNeedsAShardedOptimizer) {
                        "--fp8-param-gather"));
   const ModelSpec m = builtin_model("llama3-8b");
   const Cluster c = load_cluster("h100-sxm-80gb:8");
-  const PlanRequest r = load_plan("tp=2,mb=1,gbs=8,seq=4096,precision=fp8,fp8_param_gather=1,zero=0", m, c);
+  // validate_plan refuses the plan (plan.cpp), and the exporter refuses it on its own too.
+  EXPECT_EQ(testing::thrown_field([&] { load_plan("tp=2,mb=1,gbs=8,seq=4096,precision=fp8,fp8_param_gather=1,zero=0", m, c); }),
+            "fp8_param_gather");
+  PlanRequest r = load_plan("tp=2,mb=1,gbs=8,seq=4096,precision=fp8,fp8_param_gather=1,zero=1", m, c);
+  r.plan.zero = OptimizerSharding::none;
   EXPECT_EQ(testing::thrown_field([&] { megatron_args(m, r.plan, r.workload); }), "fp8_param_gather");
 }
 
@@ -217,8 +221,13 @@ TEST(MegatronMoeArgs, Fp8ParamGatherNeedsAShardedOptimizer) {
 TEST(MegatronMoeArgs, DelayedScalingCannotRecomputeMoeActOrLayernorm) {
   const ModelSpec m = builtin_model("mixtral-8x7b");
   const Cluster c = load_cluster("h100-sxm-80gb:64");
-  const PlanRequest r = load_plan(std::string(kMixtral) + ",precision=fp8,fp8_recipe=delayed,recompute=selective,"
-                                  "recompute_modules=moe_act", m, c);
+  EXPECT_EQ(testing::thrown_field([&] {
+              load_plan(std::string(kMixtral) + ",precision=fp8,fp8_recipe=delayed,recompute=selective,recompute_modules=moe_act", m, c);
+            }),
+            "fp8_recipe");
+  PlanRequest r = load_plan(std::string(kMixtral) + ",precision=fp8,fp8_recipe=tensorwise,recompute=selective,"
+                            "recompute_modules=moe_act", m, c);
+  r.plan.fp8_recipe = Fp8Recipe::delayed;
   EXPECT_EQ(testing::thrown_field([&] { megatron_args(m, r.plan, r.workload); }), "fp8_recipe");
 }
 
