@@ -26,6 +26,9 @@ void* counted_or_throw(std::size_t size) {
 }
 }  // namespace
 
+// GCC's -Wmismatched-new-delete cannot see that the replacement new is malloc (sanitizer build, -O1).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(std::size_t size) { return counted_or_throw(size); }
 void* operator new[](std::size_t size) { return counted_or_throw(size); }
 void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return counted_malloc(size); }
@@ -36,6 +39,7 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
 
 namespace tessera {
 namespace {

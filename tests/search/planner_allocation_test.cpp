@@ -18,6 +18,10 @@ std::atomic<bool> counting{false};
 std::atomic<long long> allocations{0};
 }  // namespace
 
+// The replaced global operators pair malloc with free; GCC's -Wmismatched-new-delete cannot see
+// that the replacement new is malloc and warns at -O1 (the sanitizer build).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(std::size_t bytes) {
   if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) return p;
@@ -25,6 +29,7 @@ void* operator new(std::size_t bytes) {
 }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
 
 namespace tessera {
 namespace {
