@@ -151,10 +151,9 @@ double fp8_cast_bytes_per_element(Fp8Recipe recipe) {
 LayerContext make_layer_context(const ModelSpec& model, const Cluster& cluster, const Plan& plan,
                                 std::int64_t seq_len, double tokens, bool causal) {
   LayerContext x{model, cluster, plan, seq_len, causal, plan.precision == Precision::fp8, tokens,
-                 static_cast<double>(plan.tp), {}, {}, {}};
+                 static_cast<double>(plan.tp), {}, {}};
   x.tp_link = group_link(cluster, 1, plan.tp);
   x.cp_link = group_link(cluster, plan.tp, plan.cp);
-  x.ep_link = group_link(cluster, plan.expert_tp(), plan.ep);
   return x;
 }
 

@@ -36,7 +36,7 @@ struct LayerContext {
   bool fp8;
   double tokens;        // tokens of one micro-batch on one GPU before the TP split (mb * s / cp)
   double tp;
-  GroupLink tp_link, cp_link, ep_link;
+  GroupLink tp_link, cp_link;
 };
 
 // The context of a layer under `plan` on `cluster`: `tokens` per micro-batch on one GPU before the

@@ -34,8 +34,8 @@ constexpr double kExpertsHostOps = 10.0;
 constexpr double kFp8HostOpsPerGroupedGemm = 4.0;
 constexpr double kExpertGemmsPerExpert = 2.0;  // fc1 (gate and up fused) and fc2
 
-// One dispatch of the plan's dispatcher: `routed_bytes` is what this rank sends (k copies per
-// token), `token_bytes` one token.
+// One dispatch of the plan's dispatcher: this rank sends its `tokens` (`token_bytes` each) to
+// their top-k experts, the busiest rank receiving `load` x the mean.
 double dispatch_time_s(const LayerContext& x, double tokens, double token_bytes, double load) {
   const Plan& p = x.p;
   const std::int64_t k = x.m.moe.top_k;
@@ -102,9 +102,8 @@ MoeBlockCost moe_block_cost(const LayerContext& x) {
                       memory_bound_time_s(kB16 * act_passes * x.tokens * fs / x.tp, x.c.gpu);
   }
 
-  // Dispatch and combine in 16-bit (the combine returns the experts' outputs by the same route).
+  // Dispatch (and, by the same route back, combine) in 16-bit.
   c.dispatch_s = dispatch_time_s(x, tokens, kB16 * h, load);
-  c.combine_s = c.dispatch_s;
   if (p.expert_tp() > 1) {
     // Routed tokens gathered over the etp group before fc1, reduce-scattered after fc2.
     const GroupLink link = group_link(x.c, 1, p.expert_tp());

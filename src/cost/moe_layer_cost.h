@@ -20,8 +20,8 @@ struct MoeBlockCost {
   double expert_act_s = 0;   // the experts' activation function (memory-bound)
   double fp8_cast_s = 0;     // FP8 quantisation of the experts' GEMM inputs
   double shared_gemm_s = 0;  // shared experts' GEMMs + activation
-  double dispatch_s = 0;     // one dispatch (all-to-all, all-gather or deduplicated)
-  double combine_s = 0;      // one combine (the reverse)
+  double dispatch_s = 0;     // one dispatch (all-to-all, all-gather or deduplicated); the
+                             // combine returns the experts' outputs by the same route and costs the same
   double etp_comm_s = 0;     // all-gather + reduce-scatter of routed tokens over the etp group
   double host_ops = 0;       // operators the host dispatches in the forward of the block
   bool host_sync = false;    // the forward waits for routing counts on the host (D2H sync)
@@ -29,7 +29,7 @@ struct MoeBlockCost {
   double compute_s() const {
     return router_s + permute_s + expert_gemm_s + expert_act_s + fp8_cast_s + shared_gemm_s;
   }
-  double comm_s() const { return dispatch_s + combine_s + etp_comm_s; }
+  double comm_s() const { return 2.0 * dispatch_s + etp_comm_s; }
 };
 
 MoeBlockCost moe_block_cost(const LayerContext& context);

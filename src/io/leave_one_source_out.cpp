@@ -69,12 +69,6 @@ std::string source_key(const std::string& url) {
   return url.substr(0, repo_end);
 }
 
-std::string gemm_family(const std::string& key) {
-  if (key.rfind("a100", 0) == 0) return "ampere";
-  if (key.rfind("h100", 0) == 0 || key == "h800" || key == "h200") return "hopper";
-  return "";
-}
-
 LeaveOneSourceOut leave_one_source_out(const CsvTable& table) {
   const int source_col = table.column("source"), gpu_col = table.column("gpu"), id_col = table.column("id");
   LeaveOneSourceOut out;

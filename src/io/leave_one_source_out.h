@@ -29,9 +29,6 @@ struct LeaveOneSourceOut {
 
 // The publisher of a row: a GitHub repository (owner/name) or the whole URL otherwise.
 std::string source_key(const std::string& url);
-// GPU family whose GEMM efficiency is one fitted constant: "ampere" (a100*), "hopper" (h100*,
-// h800, h200), or "" (not fitted here).
-std::string gemm_family(const std::string& gpu_key);
 
 LeaveOneSourceOut leave_one_source_out(const CsvTable& table);
 

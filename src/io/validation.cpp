@@ -120,7 +120,7 @@ void set_moe_and_fp8_knobs(const Row& r, const ModelSpec& model, Plan& p, std::m
   const auto says = [&notes](const char* text) { return notes.find(text) != std::string::npos; };
   if (model.is_moe()) {
     if (r.has("etp") && !r.empty("etp")) p.etp = r.integer("etp");
-    if (says("orce-balanced") || says("force-balanced")) {
+    if (says("Force-balanced") || says("force-balanced")) {
       p.force_balance = true;
       assumed["routing"] = "force-balanced (notes)";
     } else if (says("capacity factor 1.0") || says("capacity 1.0")) {
@@ -394,12 +394,18 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
   return cov / std::sqrt(va * vb);
 }
 
+std::string gemm_family(const std::string& key) {
+  if (key.rfind("a100", 0) == 0) return "ampere";
+  if (key.rfind("h100", 0) == 0 || key == "h800" || key == "h200") return "hopper";
+  return "";
+}
+
 std::string accuracy_class(const ValidationResult& row) {
   if (row.model.is_moe()) return "moe";
   if (row.plan_value.precision == Precision::fp8) return "dense-fp8";
-  const std::string& gpu = row.cluster.gpu.key;
-  if (gpu.rfind("a100", 0) == 0) return "dense-a100";
-  if (gpu.rfind("h100", 0) == 0 || gpu == "h800" || gpu == "h200") return "dense-h100";
+  const std::string family = gemm_family(row.cluster.gpu.key);
+  if (family == "ampere") return "dense-a100";
+  if (family == "hopper") return "dense-h100";
   return "dense-other";
 }
 

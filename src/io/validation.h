@@ -71,6 +71,10 @@ struct ValidationReport {
 ValidationReport validate_runs(const CsvTable& table, PipelineModel pipeline = PipelineModel::simulated,
                                const std::vector<GpuSpec>* gpu_overrides = nullptr);
 
+// GPU family whose GEMM efficiency is one fitted constant: "ampere" (a100*), "hopper" (h100*,
+// h800, h200), or "" (another part). Accuracy classes and the leave-one-source-out refit use it.
+std::string gemm_family(const std::string& gpu_key);
+
 // The row classes accuracy is reported and guarded by: "moe" (any MoE row), "dense-fp8",
 // "dense-a100" (Ampere, 16-bit), "dense-h100" (Hopper, 16-bit), or "dense-other".
 std::string accuracy_class(const ValidationResult& row);
