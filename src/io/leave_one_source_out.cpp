@@ -101,9 +101,10 @@ LeaveOneSourceOut leave_one_source_out(const CsvTable& table) {
       }
     }
   }
-  out.median_abs_error_pct = percentile(errors, 50);
-  out.p90_abs_error_pct = percentile(errors, 90);
-  out.max_abs_error_pct = errors.empty() ? 0.0 : *std::max_element(errors.begin(), errors.end());
+  const ClassSummary all = abs_error_summary("held out", errors);
+  out.median_abs_error_pct = all.median_abs_error_pct;
+  out.p90_abs_error_pct = all.p90_abs_error_pct;
+  out.max_abs_error_pct = all.max_abs_error_pct;
   return out;
 }
 

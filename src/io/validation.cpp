@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 #include <fmt/core.h>
 
@@ -409,15 +410,19 @@ std::string accuracy_class(const ValidationResult& row) {
   return "dense-other";
 }
 
+ClassSummary abs_error_summary(std::string name, const std::vector<double>& abs_errors) {
+  ClassSummary s{std::move(name), abs_errors.size(), percentile(abs_errors, 50), percentile(abs_errors, 90), 0.0};
+  if (!abs_errors.empty()) s.max_abs_error_pct = *std::max_element(abs_errors.begin(), abs_errors.end());
+  return s;
+}
+
 std::vector<ClassSummary> summarize_by_class(const ValidationReport& report) {
   std::vector<ClassSummary> out;
   for (const char* name : {"dense-a100", "dense-h100", "dense-fp8", "moe", "dense-other"}) {
     std::vector<double> errors;
     for (const auto& row : report.rows)
       if (accuracy_class(row) == name) errors.push_back(std::fabs(row.error_pct));
-    if (errors.empty()) continue;
-    out.push_back({name, errors.size(), percentile(errors, 50), percentile(errors, 90),
-                   *std::max_element(errors.begin(), errors.end())});
+    if (!errors.empty()) out.push_back(abs_error_summary(name, errors));
   }
   return out;
 }
@@ -439,9 +444,10 @@ ValidationReport validate_runs(const CsvTable& table, PipelineModel pipeline,
   for (const auto& row : report.rows) abs_errors.push_back(std::fabs(row.error_pct));
   auto& s = report.summary;
   s.n = report.rows.size();
-  s.median_abs_error_pct = percentile(abs_errors, 50);
-  s.p90_abs_error_pct = percentile(abs_errors, 90);
-  s.max_abs_error_pct = abs_errors.empty() ? 0.0 : *std::max_element(abs_errors.begin(), abs_errors.end());
+  const ClassSummary all = abs_error_summary("all", abs_errors);
+  s.median_abs_error_pct = all.median_abs_error_pct;
+  s.p90_abs_error_pct = all.p90_abs_error_pct;
+  s.max_abs_error_pct = all.max_abs_error_pct;
 
   // Mean Spearman correlation over groups of rows sharing `key`, groups of 3 or more rows.
   auto mean_spearman = [&](auto key, double& mean, std::size_t& count) {

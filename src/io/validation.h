@@ -85,6 +85,8 @@ struct ClassSummary {
   double p90_abs_error_pct = 0;
   double max_abs_error_pct = 0;
 };
+// Median, p90 and max of absolute errors (percent); all zero for none.
+ClassSummary abs_error_summary(std::string name, const std::vector<double>& abs_errors);
 // One summary per class present, in the order above.
 std::vector<ClassSummary> summarize_by_class(const ValidationReport& report);
 
