@@ -3,7 +3,7 @@
 #include <fmt/core.h>
 
 #include "core/units.h"
-#include "io/megatron_args.h"
+#include "export/megatron_launch.h"
 #include "io/plan_text.h"
 
 namespace tessera {

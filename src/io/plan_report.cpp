@@ -9,7 +9,7 @@
 #include "io/integer_text.h"
 #include "core/units.h"
 #include "io/estimate_report.h"
-#include "io/megatron_args.h"
+#include "export/megatron_launch.h"
 #include "io/plan_text.h"
 
 namespace tessera {
