@@ -10,5 +10,6 @@ PYBIND11_MODULE(_tessera, m) {
   pybind11::register_exception<tessera::Error>(m, "TesseraError", PyExc_ValueError);
   tessera::python::bind_balance(m);
   tessera::python::bind_adapt(m);
+  tessera::python::bind_cli(m);
   // Further layers: tessera::python::bind_<layer>(m); (declared in bindings.h)
 }

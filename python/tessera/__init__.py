@@ -2,6 +2,12 @@
 
 The compiled core is ``tessera._tessera``; everything it defines is re-exported here:
 
+* ``plan(model, cluster, gbs, seq=None, top=None, fix=None, max_memory_gib=None, **more)``,
+  ``estimate(model, cluster, plan, **more)``, ``validate(file, pipeline=None, **more)``: the
+  commands of the ``tessera`` CLI, run in-process, returning the document ``--json`` prints as a
+  dict; a Hugging Face config may be passed as a dict (``cli_api``). ``run_cli(args)`` runs any
+  command and returns its text. ``__version__`` is the project version.
+
 * ``Balancer(dp, microbatches=1, max_tokens=0, method="lpt", model="llama3-8b",
   gpu="h100-sxm-80gb", equal_count=False)`` places samples on data-parallel ranks x
   micro-batches by their predicted time (``balance``, ``balance_costs``, ``stream``,
@@ -28,4 +34,6 @@ The compiled core is ``tessera._tessera``; everything it defines is re-exported 
 
 from ._tessera import *  # noqa: F401,F403  (each binding file adds its names)
 from ._tessera import __doc__ as _core_doc  # noqa: F401
+from ._tessera import __version__  # noqa: F401
+from .cli_api import estimate, plan, run_cli, validate  # noqa: F401
 from .elastic_sampler import ElasticBatchSampler  # noqa: F401

@@ -26,6 +26,7 @@ CandidateSet build_candidates(const ModelSpec& model, const Cluster& cluster, st
   set.seq_len = seq_len;
   PlannerOptions planner;
   planner.top_k = std::max(kPlannerTopK, options.families_per_batch);
+  planner.keep_tied_variants = true;
   planner.threads = options.threads;
   // 1. The planner's best plans per grid batch: the best plan of each of the fastest families.
   std::vector<std::int64_t> batches;

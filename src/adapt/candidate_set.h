@@ -48,7 +48,14 @@ struct CandidateSet {
 
 struct CandidateOptions {
   std::size_t families_per_batch = kFamiliesPerBatch;
-  PlanConstraints constraints;  // --fix style pins, passed to the planner
+  // --fix style pins, passed to the planner. bf16 by default: the built-in scenarios (and the
+  // ZeRO-3 misprediction one) are bf16 runs; add Precision::fp8 to precision_choices for FP8.
+  PlanConstraints constraints = bf16_constraints();
+  static PlanConstraints bf16_constraints() {
+    PlanConstraints c;
+    c.precision_choices = {Precision::bf16};
+    return c;
+  }
   int threads = 0;              // planner threads; 0 = hardware concurrency
 };
 

@@ -27,7 +27,7 @@ void register_adapt(CLI::App& app, CommandRegistry& commands) {
                   "Built-in scenario (pretrain, warmup, plateau, zero3-slower) or a scenario JSON file")
       ->capture_default_str();
   sub->add_flag("--json", o->json, "Print one JSON document");
-  commands.add(sub, [o]() {
+  commands.add(sub, [o, &io = commands.output()]() {
     const ModelSpec model = load_model(o->model);
     const MixedCluster mixed = load_mixed_cluster(o->cluster);
     if (mixed.pools.size() > 1)
@@ -39,9 +39,9 @@ void register_adapt(CLI::App& app, CommandRegistry& commands) {
     if (o->json) {
       auto j = run_simulation_to_json(sim, model, cluster);
       j["schema_version"] = kSchemaVersion;
-      fmt::print("{}\n", j.dump(2));
+      io.print("{}\n", j.dump(2));
     } else {
-      fmt::print("{}", run_simulation_to_table(sim, model, cluster));
+      io.print("{}", run_simulation_to_table(sim, model, cluster));
     }
     return 0;
   });

@@ -96,7 +96,7 @@ void register_balance(CLI::App& app, CommandRegistry& commands) {
       ->capture_default_str();
   sub->add_option("--seed", o->seed, "Seed of the synthetic stream and the random baseline")->capture_default_str();
   sub->add_flag("--json", o->json, "Print one JSON document");
-  commands.add(sub, [=]() {
+  commands.add(sub, [=, &io = commands.output()]() {
     if ((samples_opt->count() > 0) == (synthetic_opt->count() > 0))
       throw Error("samples", "give exactly one of --samples and --synthetic",
                   "--samples FILE.jsonl or --synthetic wlb-like|mllm-like");
@@ -194,8 +194,8 @@ void register_balance(CLI::App& app, CommandRegistry& commands) {
       slowest_sum += *std::max_element(step.slot_time_s.begin(), step.slot_time_s.end());
     report.step_time_s = result.steps.empty() ? 0.0 : slowest_sum / static_cast<double>(result.steps.size());
     report.time_ms = time_ms;
-    if (o->json) fmt::print("{}\n", balance_report_to_json(report).dump(2));
-    else fmt::print("{}", balance_report_to_table(report));
+    if (o->json) io.print("{}\n", balance_report_to_json(report).dump(2));
+    else io.print("{}", balance_report_to_table(report));
     return 0;
   });
 }

@@ -31,7 +31,7 @@ void register_estimate(CLI::App& app, CommandRegistry& commands) {
   sub->add_option("--plan", o->plan, "key=value,... shorthand or a plan JSON")->capture_default_str();
   sub->add_flag("--json", o->json, "Print one JSON document");
   sub->add_option("--trace", o->trace, "Write the simulated iteration as Chrome Trace JSON (Perfetto)");
-  commands.add(sub, [o]() {
+  commands.add(sub, [o, &io = commands.output()]() {
     const ModelSpec model = load_model(o->model);
     const Cluster cluster = load_cluster(o->cluster);
     const PlanRequest request = load_plan(o->plan, model, cluster);
@@ -44,14 +44,14 @@ void register_estimate(CLI::App& app, CommandRegistry& commands) {
       write_chrome_trace(timeline, o->trace, labels);
     }
     if (o->json) {
-      auto j = estimate_to_json(e);
+      auto j = estimate_to_json(e, model, cluster, request.plan, request.workload);
       j["schema_version"] = kSchemaVersion;
       j["model"] = model.name;
       j["cluster"] = {{"gpu", cluster.gpu.key}, {"gpus", cluster.gpus()}, {"gpus_per_node", cluster.gpus_per_node}};
       j["plan"] = plan_to_json(request.plan, request.workload);
-      fmt::print("{}\n", j.dump(2));
+      io.print("{}\n", j.dump(2));
     } else {
-      fmt::print("{}", estimate_to_table(e, model, cluster, request.plan, request.workload));
+      io.print("{}", estimate_to_table(e, model, cluster, request.plan, request.workload));
     }
     return 0;
   });

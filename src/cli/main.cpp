@@ -1,34 +1,19 @@
-// The tessera command: dispatches to one file per subcommand. Errors: one line on stderr, exit 2.
+// The tessera command: runs the command line in-process (cli/command_line.h) with the terminal as
+// its output; the progress bar reaches stderr as it is drawn. Errors: one line on stderr, exit 2.
 #include <cstdio>
-#include <exception>
+#include <string>
+#include <string_view>
+#include <vector>
 
-#include <CLI/CLI.hpp>
-
-#include "cli/subcommands.h"
-#include "core/error.h"
+#include "cli/command_line.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"Tessera: plan and predict LLM training on GPU clusters"};
-  app.require_subcommand(1);
-  tessera::cli::CommandRegistry commands;
-  tessera::cli::register_all(app, commands);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return tessera::cli::kExitUsage;
-  }
-  try {
-    return commands.run_selected();
-  } catch (const tessera::Error& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return tessera::cli::kExitUsage;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return tessera::cli::kExitUsage;
-  }
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  auto write_to = [](std::FILE* stream) {
+    return [stream](std::string_view text) {
+      std::fwrite(text.data(), 1, text.size(), stream);
+      std::fflush(stream);
+    };
+  };
+  return tessera::cli::run_tessera(args, write_to(stdout), write_to(stderr));
 }

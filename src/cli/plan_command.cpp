@@ -2,7 +2,9 @@
 //              [--emit megatron|torchtitan|json] [--fix tp=8,...] [--max-memory-gib X]
 // A multimodal model (or --data MIX) plans per-module GPU groups against the monolithic layout:
 // tessera plan --model mllm-72b-gen --data caption-like --cluster h800:1296 --gbs 1920 [--json] [--trace OUT]
-#include <cstdio>
+//              [--emit megatron]
+// The recommended strategy (disaggregated or monolithic, search/multimodal_planner.h) is printed
+// first, traced, and emitted (monolithic only: Megatron-LM has no per-module GPU groups).
 #include <filesystem>
 #include <mutex>
 
@@ -44,10 +46,45 @@ struct MultimodalRequest {
   bool json = false;
 };
 
-int run_multimodal_plan(const MultimodalRequest& r) {
-  for (const auto& [flag, set] : {std::pair{"--fix", !r.fix.empty()}, {"--emit", !r.emit.empty()},
-                                  {"--max-memory-gib", r.max_memory_gib != 0}})
-    if (set) throw Error(flag, "not available for multimodal models", "--data, --top, --seq, --seed, --json, --trace");
+// --trace: the recommended strategy's step. Disaggregated: the extended pipeline (encoders first,
+// generator last); monolithic: the backbone plan's pipeline as `estimate --trace` simulates it.
+void write_multimodal_trace(const std::string& path, const MultimodalSpec& model, const Cluster& cluster,
+                            const DataMix& mix, const MultimodalRequest& r, const MultimodalSearch& search) {
+  const MultimodalStrategy chosen = recommended_strategy(search);
+  if (chosen == MultimodalStrategy::none) throw Error("--trace", "no plan fits", "a request with a plan");
+  const MultimodalPlan& plan = strategy_plan(search, chosen);
+  TraceLabels labels;
+  if (plan.disaggregated) {
+    labels.process_name = "tessera " + model.name + " disaggregated (stage 0 = encoders, last = generator)";
+    labels.schedule = "1f1b";
+    write_chrome_trace(disaggregated_timeline(model, cluster, mix, r.gbs, plan, static_cast<std::uint64_t>(r.seed)),
+                       path, labels);
+    return;
+  }
+  const Workload w{search.sequences, mix.sequence_tokens};
+  labels.process_name = "tessera " + model.name + " monolithic on " + std::to_string(plan.backbone_gpus) +
+                        " GPUs, backbone " + plan_to_shorthand(plan.backbone_plan, w);
+  labels.schedule = plan.backbone_plan.vpp > 1 ? "interleaved" : "1f1b";
+  write_chrome_trace(monolithic_backbone_timeline(model, cluster, mix, r.gbs, plan), path, labels);
+}
+
+// --emit megatron: the recommended plan's backbone arguments, when Megatron-LM can run it (a
+// monolithic layout is one Megatron job; per-module GPU groups are not).
+std::string multimodal_megatron(const MultimodalSpec& model, const DataMix& mix, const MultimodalSearch& search) {
+  const MultimodalStrategy chosen = recommended_strategy(search);
+  if (chosen == MultimodalStrategy::none) throw Error("plan", "no plan fits", "more GPUs or a smaller --gbs");
+  const MultimodalPlan& plan = strategy_plan(search, chosen);
+  if (plan.disaggregated)
+    throw Error("--emit", "the recommended plan is disaggregated, and Megatron-LM cannot express per-module GPU groups",
+                "--json for the per-module plans");
+  return megatron_command_line(model.backbone().transformer, plan.backbone_plan,
+                               Workload{search.sequences, mix.sequence_tokens});
+}
+
+int run_multimodal_plan(const MultimodalRequest& r, const CommandOutput& io) {
+  for (const auto& [flag, set] : {std::pair{"--fix", !r.fix.empty()}, {"--max-memory-gib", r.max_memory_gib != 0}})
+    if (set)
+      throw Error(flag, "not available for multimodal models", "--data, --top, --seq, --seed, --json, --trace, --emit megatron");
   const MultimodalSpec model = load_multimodal_model(r.model);
   DataMix mix = load_data_mix(r.data.empty() ? kDefaultDataMix : r.data);
   const ModelSpec& backbone = model.backbone().transformer;
@@ -57,6 +94,8 @@ int run_multimodal_plan(const MultimodalRequest& r) {
   mix.sequence_tokens = r.seq > 0 ? r.seq : std::min(mix.sequence_tokens, backbone.max_context);
   if (r.seed < 0 || r.seed > kMaxSeed) throw Error("--seed", "got " + std::to_string(r.seed), "0 to 10^12");
   if (r.top < 1 || r.top > 100) throw Error("--top", "got " + std::to_string(r.top), "1 to 100 for multimodal plans");
+  if (!r.emit.empty() && r.emit != "megatron")
+    throw Error("--emit", "unknown format '" + r.emit + "' for a multimodal model", "megatron");
   const MixedCluster mixed = load_mixed_cluster(r.cluster);
   if (mixed.pools.size() > 1) throw Error("--cluster", "multimodal plans need one GPU type", "GPU:COUNT or a one-pool cluster");
   const Cluster& cluster = mixed.pools.front();
@@ -64,21 +103,20 @@ int run_multimodal_plan(const MultimodalRequest& r) {
   options.top_k = static_cast<std::size_t>(r.top);
   options.seed = static_cast<std::uint64_t>(r.seed);
   const MultimodalSearch search = search_multimodal_plans(model, cluster, mix, r.gbs, options);
-  if (!r.trace.empty()) {
-    if (search.plans.empty()) throw Error("--trace", "no disaggregated plan fits", "a request with a plan");
-    const Timeline timeline = disaggregated_timeline(model, cluster, mix, r.gbs, search.plans.front(), options.seed);
-    TraceLabels labels;
-    labels.process_name = "tessera " + model.name + " disaggregated (stage 0 = encoders, last = generator)";
-    labels.schedule = "1f1b";
-    write_chrome_trace(timeline, r.trace, labels);
+  // The emitted text first: a refused --emit leaves no trace file behind.
+  const std::string emitted = r.emit.empty() ? "" : multimodal_megatron(model, mix, search);
+  if (!r.trace.empty()) write_multimodal_trace(r.trace, model, cluster, mix, r, search);
+  if (!r.emit.empty()) {
+    io.print("{}\n", emitted);
+    return 0;
   }
   if (r.json) {
     auto j = multimodal_search_to_json(search, model, mix, cluster);
     j["schema_version"] = kSchemaVersion;
-    fmt::print("{}\n", j.dump(2));
+    io.print("{}\n", j.dump(2));
   } else {
-    fmt::print("{}", multimodal_search_to_table(search, model, mix, cluster));
-    if (!r.trace.empty()) fmt::print("trace written to {}\n", r.trace);
+    io.print("{}", multimodal_search_to_table(search, model, mix, cluster));
+    if (!r.trace.empty()) io.print("trace written to {}\n", r.trace);
   }
   return 0;
 }
@@ -87,7 +125,7 @@ int run_multimodal_plan(const MultimodalRequest& r) {
 void register_plan(CLI::App& app, CommandRegistry& commands) {
   auto* sub = app.add_subcommand("plan", "Search every valid plan and rank them");
   struct Options {
-    std::string model = kDefaultModel, cluster = kDefaultCluster, emit, fix, data, trace;
+    std::string model = kDefaultModel, cluster = kDefaultCluster, emit, fix, data, trace, framework = "megatron";
     std::int64_t gbs = kDefaultGbs, seq = 0, top = 5, seed = 1;
     double max_memory_gib = 0;
     bool json = false, quiet = false, cross_node_tp = false;
@@ -98,16 +136,19 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
   sub->add_option("--gbs", o->gbs, "Global batch (sequences per step)")->capture_default_str();
   sub->add_option("--seq", o->seq, "Sequence length (default: the model's context)");
   sub->add_option("--top", o->top, "Plans to print")->capture_default_str();
-  sub->add_option("--emit", o->emit, "Print only the best plan as megatron | torchtitan | json");
+  sub->add_option("--emit", o->emit,
+                  "Print only the best plan as megatron | torchtitan | json (multimodal: megatron, when monolithic is recommended)");
   sub->add_option("--fix", o->fix, "Pin degrees or switches, e.g. tp=8,recompute=full");
-  sub->add_option("--max-memory-gib", o->max_memory_gib, "Per-GPU memory budget (default: the GPU's usable memory)");
+  sub->add_option("--framework", o->framework, "Search what this framework can run: megatron | torchtitan")->capture_default_str();
+  sub->add_option("--max-memory-gib", o->max_memory_gib,
+                  "Per-GPU memory limit, exactly (default: the GPU's usable memory less a 5% headroom)");
   sub->add_flag("--allow-cross-node-tp", o->cross_node_tp, "Let tensor parallelism span nodes");
   sub->add_flag("--json", o->json, "Print one JSON document");
   sub->add_flag("--quiet", o->quiet, "No progress bar");
   sub->add_option("--data", o->data, "Multimodal data mix: built-in name, mix .json or samples .jsonl (default caption-like)");
-  sub->add_option("--trace", o->trace, "Multimodal: write the best disaggregated step as a Chrome/Perfetto trace");
+  sub->add_option("--trace", o->trace, "Multimodal: write the recommended strategy's step as a Chrome/Perfetto trace");
   sub->add_option("--seed", o->seed, "Multimodal: seed of the samples drawn from the mix")->capture_default_str();
-  commands.add(sub, [o, sub]() {
+  commands.add(sub, [o, sub, &io = commands.output()]() {
     if (!o->data.empty() || !o->trace.empty() || is_multimodal_model(o->model)) {
       if (!is_multimodal_model(o->model)) {
         // A file that is not even JSON: say so rather than "not a multimodal model".
@@ -119,7 +160,8 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
       // Multimodal plans list the best of distinct backbone GPU counts: three unless asked.
       const std::int64_t top = sub->get_option("--top")->count() > 0 ? o->top : kDefaultMultimodalTop;
       return run_multimodal_plan({o->model, o->cluster, o->data, o->trace, o->fix, o->emit, o->gbs, o->seq, top,
-                                  o->seed, o->max_memory_gib, o->json});
+                                  o->seed, o->max_memory_gib, o->json},
+                                 io);
     }
     const ModelSpec model = load_model(o->model);
     const MixedCluster mixed = load_mixed_cluster(o->cluster);
@@ -131,9 +173,12 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
     if (!o->emit.empty() && o->emit != "megatron" && o->emit != "torchtitan" && o->emit != "json")
       throw Error("--emit", "unknown format '" + o->emit + "'", "megatron, torchtitan, json");
     PlanConstraints fix = parse_constraints(o->fix);
-    // FP8 (with the GPU's natural recipe) is searched next to bf16 on GPUs that have it; the
-    // planner drops it elsewhere. --fix precision=bf16 keeps the run in bf16.
-    if (!fix.precision) fix.precision_choices = {Precision::bf16, Precision::fp8};
+    if (o->framework == "torchtitan") fix.defaults.framework = TrainingFramework::torchtitan;
+    else if (o->framework != "megatron") throw Error("--framework", "unknown framework '" + o->framework + "'", "megatron, torchtitan");
+    if (o->emit == "torchtitan" && fix.defaults.framework != TrainingFramework::torchtitan)
+      throw Error("--emit", "torchtitan needs a plan torchtitan can run", "--framework torchtitan --emit torchtitan");
+    if (o->emit == "megatron" && fix.defaults.framework != TrainingFramework::megatron)
+      throw Error("--emit", "megatron needs a Megatron plan", "--framework megatron (the default) with --emit megatron");
     fix.allow_cross_node_tp = o->cross_node_tp;
     if (o->max_memory_gib != 0) fix.max_memory_gib = o->max_memory_gib;
     PlannerOptions options;
@@ -146,10 +191,10 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
         const int filled = total > 0 ? static_cast<int>(kProgressWidth * done / total) : kProgressWidth;
         if (filled == shown) return;
         shown = filled;
-        std::fprintf(stderr, "\rsearching [%s%s] %3d%%", std::string(static_cast<std::size_t>(filled), '#').c_str(),
-                     std::string(static_cast<std::size_t>(kProgressWidth - filled), ' ').c_str(),
-                     static_cast<int>(100 * done / std::max<std::int64_t>(1, total)));
-        if (done == total) std::fprintf(stderr, "\n");
+        io.print_error("\rsearching [{}{}] {:3d}%", std::string(static_cast<std::size_t>(filled), '#'),
+                       std::string(static_cast<std::size_t>(kProgressWidth - filled), ' '),
+                       static_cast<int>(100 * done / std::max<std::int64_t>(1, total)));
+        if (done == total) io.print_error("\n");
       };
     }
     if (mixed.pools.size() > 1) {
@@ -158,9 +203,9 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
       if (o->json) {
         auto j = mixed_plan_to_json(plan, mixed, model, w);
         j["schema_version"] = kSchemaVersion;
-        fmt::print("{}\n", j.dump(2));
+        io.print("{}\n", j.dump(2));
       } else {
-        fmt::print("{}", mixed_plan_to_table(plan, mixed, model, w));
+        io.print("{}", mixed_plan_to_table(plan, mixed, model, w));
       }
       return 0;
     }
@@ -170,31 +215,31 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
                   "no valid plan shape for " + model.name + " on " + std::to_string(cluster.gpus()) + " GPUs with gbs " +
                       std::to_string(w.global_batch) + (o->fix.empty() ? "" : " and --fix " + o->fix),
                   "degrees that divide the GPU count, the heads and the batch");
-    const double limit_gib = fix.max_memory_gib.value_or(cluster.gpu.usable_memory_gib);
+    const double limit_gib = search.memory_limit_bytes / units::kGiB;
     if (!o->emit.empty()) {
       if (search.plans.empty())
         throw Error("plan", fmt::format("no plan fits in {:.1f} GiB per GPU; the smallest peak is {:.1f} GiB",
                                         limit_gib, search.min_peak_memory_bytes / units::kGiB),
                     "a larger --max-memory-gib or more GPUs");
       const Plan& best = search.plans[0].plan;
-      if (o->emit == "megatron") fmt::print("{}\n", megatron_command_line(model, best, w));
-      if (o->emit == "torchtitan") fmt::print("{}", torchtitan_toml(model, best, w));
+      if (o->emit == "megatron") io.print("{}", megatron_launch_script(model, cluster, best, w));
+      if (o->emit == "torchtitan") io.print("{}", torchtitan_job_text(torchtitan_job(model, best, w, cluster)));
       if (o->emit == "json") {
         nlohmann::json j = {{"schema_version", kSchemaVersion},
                             {"model", model.name},
                             {"cluster", {{"gpu", cluster.gpu.key}, {"gpus", cluster.gpus()}}},
                             {"plan", plan_to_json(best, w)},
                             {"iteration_time_s", search.plans[0].estimate.iteration_time_s}};
-        fmt::print("{}\n", j.dump(2));
+        io.print("{}\n", j.dump(2));
       }
       return 0;
     }
     if (o->json) {
-      auto j = plan_search_to_json(search, model, w);
+      auto j = plan_search_to_json(search, model, cluster, w);
       j["schema_version"] = kSchemaVersion;
-      fmt::print("{}\n", j.dump(2));
+      io.print("{}\n", j.dump(2));
     } else {
-      fmt::print("{}", plan_search_to_table(search, model, cluster, w, limit_gib));
+      io.print("{}", plan_search_to_table(search, model, cluster, w, limit_gib));
     }
     return 0;
   });

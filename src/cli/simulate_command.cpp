@@ -268,18 +268,18 @@ Json summary_json(const PipelineCosts& c, const Timeline& t, bool with_ops) {
   return j;
 }
 
-void print_table(const PipelineCosts& c, const Timeline& t, const std::string& trace) {
-  fmt::print("schedule        {}  ({} stages x {} micro-batches, vpp {})\n", to_string(c.schedule), c.stages,
+void print_table(const CommandOutput& io, const PipelineCosts& c, const Timeline& t, const std::string& trace) {
+  io.print("schedule        {}  ({} stages x {} micro-batches, vpp {})\n", to_string(c.schedule), c.stages,
              c.microbatches, c.chunks);
-  fmt::print("makespan        {:.6g}", t.makespan_s);
-  if (t.makespan_s > t.pipeline_makespan_s) fmt::print("  (pipeline {:.6g} + DP sync)", t.pipeline_makespan_s);
-  fmt::print("\nbubble          {:.1f}%  (mean idle fraction of the stages)\n", 100.0 * t.bubble_fraction);
-  fmt::print("critical path   {} operations\n", t.critical_path.size());
-  if (!trace.empty()) fmt::print("trace           {}  (Chrome trace: open in Perfetto)\n", trace);
-  fmt::print("\n{:>6} {:>12} {:>12} {:>8} {:>15}\n", "stage", "busy", "idle", "bubble", "peak in-flight");
+  io.print("makespan        {:.6g}", t.makespan_s);
+  if (t.makespan_s > t.pipeline_makespan_s) io.print("  (pipeline {:.6g} + DP sync)", t.pipeline_makespan_s);
+  io.print("\nbubble          {:.1f}%  (mean idle fraction of the stages)\n", 100.0 * t.bubble_fraction);
+  io.print("critical path   {} operations\n", t.critical_path.size());
+  if (!trace.empty()) io.print("trace           {}  (Chrome trace: open in Perfetto)\n", trace);
+  io.print("\n{:>6} {:>12} {:>12} {:>8} {:>15}\n", "stage", "busy", "idle", "bubble", "peak in-flight");
   for (std::size_t s = 0; s < t.stages.size(); ++s) {
     const StageSummary& st = t.stages[s];
-    fmt::print("{:>6} {:>12.6g} {:>12.6g} {:>7.1f}% {:>15.4g}\n", s, st.busy_s, st.idle_s, 100.0 * st.bubble_fraction,
+    io.print("{:>6} {:>12.6g} {:>12.6g} {:>7.1f}% {:>15.4g}\n", s, st.busy_s, st.idle_s, 100.0 * st.bubble_fraction,
                st.peak_inflight);
   }
 }
@@ -308,7 +308,7 @@ void register_simulate(CLI::App& app, CommandRegistry& commands) {
   auto* json_flag = sub->add_flag("--json", o->json, "Print one JSON summary");
   sub->add_flag("--ops", o->ops, "With --json: also list every operation")->needs(json_flag);
   sub->add_option("--trace", o->trace, "Write a Chrome trace (Perfetto) to this file");
-  commands.add(sub, [o]() {
+  commands.add(sub, [o, &io = commands.output()]() {
     Settings settings;
     if (!o->costs.empty()) {
       const Json file = json_fields::parse_file(o->costs, "costs");
@@ -338,8 +338,8 @@ void register_simulate(CLI::App& app, CommandRegistry& commands) {
     PipelineSimulator simulator;
     const Timeline timeline = simulator.run(costs);
     if (!o->trace.empty()) write_chrome_trace(timeline, o->trace, {"tessera pipeline", to_string(costs.schedule)});
-    if (o->json) fmt::print("{}\n", summary_json(costs, timeline, o->ops).dump(2));
-    else print_table(costs, timeline, o->trace);
+    if (o->json) io.print("{}\n", summary_json(costs, timeline, o->ops).dump(2));
+    else print_table(io, costs, timeline, o->trace);
     return 0;
   });
 }

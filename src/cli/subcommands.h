@@ -2,18 +2,48 @@
 #pragma once
 
 #include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <fmt/core.h>
 
 namespace tessera::cli {
 
 inline constexpr int kExitUsage = 2;  // bad input: one line on stderr
 
-// Subcommands register a callback; main() runs the one CLI11 parsed, outside CLI11's handlers so
-// tessera::Error maps to exit 2 uniformly.
+// Where a command's text goes: the terminal for the binary, strings for the Python API
+// (cli/command_line.h). Commands print through it, never to stdout / stderr directly, so one
+// process can run many commands, each with its own output.
+class CommandOutput {
+ public:
+  using Sink = std::function<void(std::string_view)>;
+  CommandOutput(Sink out, Sink err) : out_(std::move(out)), err_(std::move(err)) {}
+
+  template <typename... T>
+  void print(fmt::format_string<T...> format, T&&... args) const {
+    out_(fmt::format(format, std::forward<T>(args)...));
+  }
+  template <typename... T>
+  void print_error(fmt::format_string<T...> format, T&&... args) const {
+    err_(fmt::format(format, std::forward<T>(args)...));
+  }
+
+ private:
+  Sink out_, err_;
+};
+
+// Subcommands register a callback; run_tessera runs the one CLI11 parsed, outside CLI11's handlers
+// so tessera::Error maps to exit 2 uniformly. The registry owns the output its commands print to.
 class CommandRegistry {
  public:
+  explicit CommandRegistry(CommandOutput output) : output_(std::move(output)) {}
+  CommandRegistry(const CommandRegistry&) = delete;  // commands hold a reference to output_
+  CommandRegistry& operator=(const CommandRegistry&) = delete;
+
+  const CommandOutput& output() const { return output_; }
   void add(CLI::App* sub, std::function<int()> run) { entries_.push_back({sub, std::move(run)}); }
   int run_selected() const {
     for (const auto& e : entries_)
@@ -26,6 +56,7 @@ class CommandRegistry {
     CLI::App* sub;
     std::function<int()> run;
   };
+  CommandOutput output_;
   std::vector<Entry> entries_;
 };
 

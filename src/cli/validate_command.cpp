@@ -29,7 +29,7 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
                 "Refit the GPU families' GEMM efficiency without each source's rows, then predict them");
   sub->add_option("--pipeline", o->pipeline, "Pipeline term: simulated (default) or closed-form")
       ->capture_default_str();
-  commands.add(sub, [o]() {
+  commands.add(sub, [o, &io = commands.output()]() {
     if (o->pipeline != "simulated" && o->pipeline != "closed-form")
       throw Error("--pipeline", "unknown value '" + o->pipeline + "'", "simulated, closed-form");
     const CsvTable table = parse_csv(json_fields::read_text_file(o->file, "file"), o->file);
@@ -44,13 +44,13 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
                           {"median_abs_error_pct", loso.median_abs_error_pct},
                           {"p90_abs_error_pct", loso.p90_abs_error_pct},
                           {"max_abs_error_pct", loso.max_abs_error_pct}};
-        fmt::print("{}\n", out.dump(2));
+        io.print("{}\n", out.dump(2));
         return 0;
       }
-      fmt::print("{:<40} {:>8} {:>11}  {}\n", "id", "error%", "gemm scale", "held-out source");
+      io.print("{:<40} {:>8} {:>11}  {}\n", "id", "error%", "gemm scale", "held-out source");
       for (const auto& r : loso.rows)
-        fmt::print("{:<40} {:>+8.1f} {:>11.3f}  {}\n", r.id, r.error_pct, r.gemm_scale, r.source);
-      fmt::print("\nleave-one-source-out over {} sources, {} rows: |error| median {:.1f}%  p90 {:.1f}%  max {:.1f}%\n",
+        io.print("{:<40} {:>+8.1f} {:>11.3f}  {}\n", r.id, r.error_pct, r.gemm_scale, r.source);
+      io.print("\nleave-one-source-out over {} sources, {} rows: |error| median {:.1f}%  p90 {:.1f}%  max {:.1f}%\n",
                  loso.sources.size(), loso.rows.size(), loso.median_abs_error_pct, loso.p90_abs_error_pct,
                  loso.max_abs_error_pct);
       return 0;
@@ -90,27 +90,27 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
                                              {"median_abs_error_pct", k.median_abs_error_pct},
                                              {"p90_abs_error_pct", k.p90_abs_error_pct},
                                              {"max_abs_error_pct", k.max_abs_error_pct}});
-      fmt::print("{}\n", out.dump(2));
+      io.print("{}\n", out.dump(2));
       return 0;
     }
-    fmt::print("{:<40} {:<24} {:>11} {:>11} {:>8}  {}\n", "id", "metric", "measured", "predicted", "error%", "assumed");
+    io.print("{:<40} {:<24} {:>11} {:>11} {:>8}  {}\n", "id", "metric", "measured", "predicted", "error%", "assumed");
     for (const auto& r : report.rows) {
       std::string assumed;
       for (const auto& [k, v] : r.assumed) assumed += (assumed.empty() ? "" : " ") + k + "=" + v;
-      fmt::print("{:<40} {:<24} {:>11.4g} {:>11.4g} {:>+8.1f}  {}\n", r.id, r.metric, r.measured, r.predicted,
+      io.print("{:<40} {:<24} {:>11.4g} {:>11.4g} {:>+8.1f}  {}\n", r.id, r.metric, r.measured, r.predicted,
                  r.error_pct, assumed);
     }
-    for (const auto& k : report.skipped) fmt::print("skipped {}: {}\n", k.id, k.reason);
-    fmt::print("\nrows modelled {} of {}; |error| median {:.1f}%  p90 {:.1f}%  max {:.1f}%\n", s.n,
+    for (const auto& k : report.skipped) io.print("skipped {}: {}\n", k.id, k.reason);
+    io.print("\nrows modelled {} of {}; |error| median {:.1f}%  p90 {:.1f}%  max {:.1f}%\n", s.n,
                s.n + report.skipped.size(), s.median_abs_error_pct, s.p90_abs_error_pct, s.max_abs_error_pct);
     for (const ClassSummary& k : summarize_by_class(report))
-      fmt::print("  {:<12} {:>4} rows: |error| median {:.1f}%  p90 {:.1f}%  max {:.1f}%\n", k.name, k.n,
+      io.print("  {:<12} {:>4} rows: |error| median {:.1f}%  p90 {:.1f}%  max {:.1f}%\n", k.name, k.n,
                  k.median_abs_error_pct, k.p90_abs_error_pct, k.max_abs_error_pct);
     if (s.spearman_groups > 0)
-      fmt::print("mean Spearman rank correlation over {} groups of equal (model, GPUs, batch): {:.3f}\n",
+      io.print("mean Spearman rank correlation over {} groups of equal (model, GPUs, batch): {:.3f}\n",
                  s.spearman_groups, s.mean_group_spearman);
     if (s.model_gpus_groups > 0)
-      fmt::print("mean Spearman rank correlation over {} groups of equal (model, GPUs): {:.3f}\n",
+      io.print("mean Spearman rank correlation over {} groups of equal (model, GPUs): {:.3f}\n",
                  s.model_gpus_groups, s.mean_model_gpus_spearman);
     return 0;
   });

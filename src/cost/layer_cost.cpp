@@ -124,9 +124,18 @@ double tensor_parallel_time(const LayerContext& x, bool moe, Recompute recompute
   const double one = all_reduce_time_s(kB16 * x.tokens * static_cast<double>(x.m.hidden), x.p.tp, x.tp_link);
   const double blocks = moe && x.m.moe.shared_experts == 0 ? 1.0 : 2.0;
   const double passes = recompute == Recompute::full ? 3.0 : 2.0;
-  double t = blocks * passes * one;
-  if (x.p.overlap_tp_comm) t = std::max(0.0, t - gemm_fwd_s * (1.0 + kGemmBackwardOverForward));
-  return t;
+  const double t = blocks * passes * one;
+  if (!x.p.overlap_tp_comm || !x.p.sequence_parallel) return t;
+  // --tp-comm-overlap (Transformer Engine userbuffers; Megatron-LM d98e8a64 arguments.py asserts
+  // sequence parallelism, model_parallel_config.py tp_comm_overlap_ag / _rs / bulk_wgrad /
+  // bulk_dgrad): forward, the sequence-parallel all-gather is pipelined chunk by chunk with the
+  // QKV / fc1 GEMMs it feeds and the reduce-scatter with the proj / fc2 GEMMs that produce it;
+  // backward, the all-gather runs under the dgrad GEMM and the reduce-scatter under the wgrad
+  // GEMM. The GEMMs hide the collectives up to their own time (forward, its recompute, 2x
+  // backward); one ring step of tp (the first all-gather chunk, the last reduce-scatter chunk)
+  // has no GEMM beside it and stays exposed.
+  const double hiding_s = gemm_fwd_s * (1.0 + kGemmBackwardOverForward + (recompute == Recompute::full ? 1.0 : 0.0));
+  return std::max(t - hiding_s, t / static_cast<double>(x.p.tp));
 }
 
 // Context parallel: ring exchange of K and V, overlapped with the attention of each step
@@ -249,7 +258,8 @@ LayerCost layer_cost(const LayerContext& x, bool moe, Recompute recompute) {
       break;
   }
 
-  cost.tp_s = tensor_parallel_time(x, moe, recompute, gemm_fwd);
+  // The shared experts' GEMMs run inside the TP region too (the routed experts do not).
+  cost.tp_s = tensor_parallel_time(x, moe, recompute, gemm_fwd + block.shared_gemm_s);
   cost.cp_s = context_parallel_time(x, kv_width, core, recompute);
   if (moe) {
     // Dispatch and combine forward, their reverses backward (and again when recomputed). With

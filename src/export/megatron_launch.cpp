@@ -3,18 +3,22 @@
 #include <fmt/core.h>
 
 #include "core/error.h"
+#include "export/megatron_model_flags.h"
+#include "export/megatron_rules.h"
 
 namespace tessera {
 
 namespace {
+
+constexpr const char* kMegatronCommit = "d98e8a64";
 
 void add(std::vector<std::string>& out, const char* flag, std::int64_t value) {
   out.emplace_back(flag);
   out.push_back(std::to_string(value));
 }
 
-// Megatron-Core names of the recompute modules (transformer_config.py recompute_modules, d98e8a64),
-// which are Tessera's names.
+// Megatron-Core names of the recompute modules (transformer_config.py recompute_modules), which
+// are Tessera's names.
 void add_recompute_modules(std::vector<std::string>& out, unsigned modules) {
   out.emplace_back("--recompute-modules");
   const std::string text = recompute_modules_text(modules);
@@ -27,44 +31,29 @@ void add_recompute_modules(std::vector<std::string>& out, unsigned modules) {
   }
 }
 
-// Megatron's --moe-layer-freq as an explicit per-layer list (1 = MoE). Megatron's integer form N
-// puts the MoE layer first in each group of N (layer i is MoE when i % N == 0,
-// transformer_config.py moe_layer_freq), Tessera's layer_freq the last (Llama 4's
-// interleave_moe_layer_step), and leading dense layers have no integer form at all.
-std::string moe_layer_pattern(const ModelSpec& m) {
-  std::string list = "[";
-  for (std::int64_t i = 0; i < m.layers; ++i) {
-    if (i > 0) list += ',';
-    list += m.is_moe_layer(i) ? '1' : '0';
-  }
-  return list + "]";
-}
+bool uneven(const LayerSplit& s) { return s.first != s.middle || s.last != s.middle; }
 
-}  // namespace
-
-std::vector<std::string> megatron_args(const ModelSpec& m, const Plan& p, const Workload& w) {
-  std::vector<std::string> a;
-  add(a, "--tensor-model-parallel-size", p.tp);
-  add(a, "--pipeline-model-parallel-size", p.pp);
-  add(a, "--context-parallel-size", p.cp);
-  if (p.ep > 1) add(a, "--expert-model-parallel-size", p.ep);
-  // Megatron's default expert tensor parallelism is tp; stated for every MoE plan (MoE parallel
-  // folding: etp x ep must divide tp x cp x dp, which validate_plan checks).
-  if (m.is_moe()) add(a, "--expert-tensor-parallel-size", p.expert_tp());
+// Pipeline layout. Megatron's --decoder-first/last-pipeline-num-layers count the layers of the
+// whole first / last pipeline rank and split them evenly over its virtual stages
+// (transformer_config.py: "must be divisible by virtual pipeline parallel degree"); Tessera's
+// uneven split shortens only the first and last virtual stages, which those flags cannot say with
+// vpp > 1. So: vpp = 1 and uneven: the two flags (each rank holds one stage); vpp > 1 and even:
+// --num-layers-per-virtual-pipeline-stage; vpp > 1 and uneven: an explicit layout.
+void add_pipeline(std::vector<std::string>& a, const ModelSpec& m, const Plan& p) {
+  if (p.pp == 1) return;
   const LayerSplit split = split_layers(p, m.layers);
-  const bool uneven = split.virtual_stages > 1 && (split.first != split.middle || split.last != split.middle);
-  if (p.vpp > 1) {
-    if (!uneven) add(a, "--num-layers-per-virtual-pipeline-stage", m.layers / (p.pp * p.vpp));
-    else add(a, "--num-virtual-stages-per-pipeline-rank", p.vpp);
-  }
-  if (uneven) {
+  if (p.vpp > 1 && !uneven(split)) {
+    add(a, "--num-layers-per-virtual-pipeline-stage", m.layers / (p.pp * p.vpp));
+  } else if (p.vpp > 1) {
+    a.emplace_back("--pipeline-model-parallel-layout");
+    a.push_back(megatron_pipeline_layout(m, p));
+  } else if (uneven(split)) {
     add(a, "--decoder-first-pipeline-num-layers", split.first);
     add(a, "--decoder-last-pipeline-num-layers", split.last);
   }
-  if (p.sequence_parallel) a.emplace_back("--sequence-parallel");
-  add(a, "--micro-batch-size", p.micro_batch);
-  add(a, "--global-batch-size", w.global_batch);
-  add(a, "--seq-length", w.seq_len);
+}
+
+void add_recompute(std::vector<std::string>& a, const Plan& p) {
   switch (p.recompute) {
     case Recompute::none: break;
     case Recompute::selective:
@@ -82,104 +71,138 @@ std::vector<std::string> megatron_args(const ModelSpec& m, const Plan& p, const 
       }
       break;
   }
-  if (p.zero == OptimizerSharding::zero1 || p.zero == OptimizerSharding::zero2)
-    a.emplace_back("--use-distributed-optimizer");
-  if (p.zero == OptimizerSharding::zero3) {
-    // ZeRO-3 is Megatron-FSDP sharding optimizer state, gradients and parameters. Not
-    // --use-torch-fsdp2, which Megatron rejects with pipeline or expert parallelism, and it
-    // needs the fsdp_dtensor checkpoint format (arguments.py validate_args, d98e8a64).
-    a.insert(a.end(), {"--use-megatron-fsdp", "--data-parallel-sharding-strategy", "optim_grads_params",
-                       "--ckpt-format", "fsdp_dtensor"});
+}
+
+// Sharding flavours (arguments.py validate_args):
+//  - zero1: the distributed optimizer (optimizer state sharded over dp).
+//  - zero2: Megatron-FSDP with --data-parallel-sharding-strategy optim_grads (optimizer state and
+//    gradients sharded; the distributed optimizer keeps a full gradient buffer, so it is not ZeRO-2).
+//  - zero3: Megatron-FSDP with optim_grads_params. Megatron-FSDP needs --ckpt-format fsdp_dtensor
+//    and works with pp, ep and tied embeddings; torch FSDP2 (--use-torch-fsdp2) refuses pp > 1,
+//    ep > 1, tied embeddings and gradient-accumulation fusion, so it is never emitted.
+//  Megatron-FSDP version 1 (the default) turns the distributed optimizer on itself.
+void add_sharding(std::vector<std::string>& a, const Plan& p) {
+  switch (p.zero) {
+    case OptimizerSharding::none: break;
+    case OptimizerSharding::zero1: a.emplace_back("--use-distributed-optimizer"); break;
+    case OptimizerSharding::zero2:
+    case OptimizerSharding::zero3:
+      a.insert(a.end(), {"--use-megatron-fsdp", "--data-parallel-sharding-strategy",
+                         p.zero == OptimizerSharding::zero2 ? "optim_grads" : "optim_grads_params",
+                         "--ckpt-format", "fsdp_dtensor"});
+      break;
   }
   if (p.overlap_grad_reduce) a.emplace_back("--overlap-grad-reduce");
-  // Megatron: --overlap-param-gather needs the distributed optimizer or Megatron-FSDP, and
-  // --overlap-grad-reduce with it.
+  // --overlap-param-gather needs a sharded optimizer and --overlap-grad-reduce; without sharding
+  // there is no gather to overlap.
   if (p.overlap_param_gather && p.overlap_grad_reduce && p.zero != OptimizerSharding::none)
     a.emplace_back("--overlap-param-gather");
-  if (p.overlap_tp_comm) a.emplace_back("--tp-comm-overlap");
-  if (!p.overlap_p2p) a.emplace_back("--no-overlap-p2p-communication");
+}
+
+void add_precision(std::vector<std::string>& a, const Plan& p) {
   a.emplace_back("--bf16");
-  if (p.precision == Precision::fp8) {
-    // E4M3 forward, E5M2 gradients; the recipe by name (Megatron's default is delayed).
-    a.insert(a.end(), {"--fp8-format", "hybrid", "--fp8-recipe", to_string(p.fp8_recipe)});
-    if (p.fp8_param_gather) {
-      if (p.zero == OptimizerSharding::none)
-        throw Error("fp8_param_gather", "Megatron supports it only with the distributed optimizer or FSDP",
-                    "zero=1 or zero=3 with fp8_param_gather=1, or fp8_param_gather=0");
-      a.emplace_back("--fp8-param-gather");
-    }
+  if (p.precision != Precision::fp8) return;
+  // E4M3 forward, E5M2 gradients; the recipe by name (Megatron's default is delayed).
+  a.insert(a.end(), {"--fp8-format", "hybrid", "--fp8-recipe", to_string(p.fp8_recipe)});
+  if (!p.fp8_param_gather) return;
+  if (p.zero == OptimizerSharding::none)
+    throw Error("fp8_param_gather", "Megatron supports it only with the distributed optimizer or FSDP",
+                "zero=1, 2 or 3 with fp8_param_gather=1, or fp8_param_gather=0");
+  a.emplace_back("--fp8-param-gather");
+}
+
+void add_moe_plan(std::vector<std::string>& a, const ModelSpec& m, const Plan& p) {
+  if (!m.is_moe()) return;
+  // Megatron's default dispatcher is allgather: always named.
+  a.insert(a.end(), {"--moe-token-dispatcher-type", to_string(p.dispatcher)});
+  if (p.dispatcher == MoeDispatcher::flex) {
+    // DeepEP cannot pad expert inputs to capacity; HybridEP can (transformer_config.py).
+    a.insert(a.end(), {"--moe-flex-dispatcher-backend", p.capacity_factor > 0 ? "hybridep" : "deepep"});
   }
+  if (p.capacity_factor > 0) {
+    a.insert(a.end(), {"--moe-expert-capacity-factor", fmt::format("{}", p.capacity_factor),
+                       "--moe-pad-expert-input-to-capacity"});
+  }
+  if (p.force_balance) a.emplace_back("--moe-router-force-load-balancing");
+  if (p.overlap_ep) a.emplace_back("--overlap-moe-expert-parallel-comm");
+  if (p.delay_wgrad) a.emplace_back("--delay-wgrad-compute");
+}
+
+std::vector<std::string> plan_args(const ModelSpec& m, const Plan& p, const Workload& w) {
+  std::vector<std::string> a;
+  add(a, "--tensor-model-parallel-size", p.tp);
+  add(a, "--pipeline-model-parallel-size", p.pp);
+  add(a, "--context-parallel-size", p.cp);
+  if (p.ep > 1) add(a, "--expert-model-parallel-size", p.ep);
+  // Megatron's default expert tensor parallelism is tp; stated for every MoE plan.
+  if (m.is_moe()) add(a, "--expert-tensor-parallel-size", p.expert_tp());
+  add_pipeline(a, m, p);
+  // validate_args switches sequence parallelism off at tp = 1; it is written only where it acts.
+  if (p.sequence_parallel && p.tp > 1) a.emplace_back("--sequence-parallel");
+  add(a, "--micro-batch-size", p.micro_batch);
+  add(a, "--global-batch-size", w.global_batch);
+  add(a, "--seq-length", w.seq_len);
+  add_recompute(a, p);
+  add_sharding(a, p);
+  if (p.overlap_tp_comm) {
+    if (!(p.sequence_parallel && p.tp > 1))
+      throw Error("overlap_tp", "Megatron's --tp-comm-overlap needs sequence parallelism with tp > 1",
+                  "overlap_tp=0, or sp=1 with tp > 1");
+    a.emplace_back("--tp-comm-overlap");
+  }
+  if (!p.overlap_p2p) a.emplace_back("--no-overlap-p2p-communication");
+  add_precision(a, p);
   if (p.precision == Precision::fp8 && p.fp8_recipe == Fp8Recipe::delayed &&
       (p.selective_modules() & (kRecomputeMoeAct | kRecomputeLayernorm)))
     throw Error("fp8_recipe", "delayed scaling cannot recompute moe_act or layernorm (Megatron-Core)",
                 "tensorwise, blockwise or mxfp8 with those modules, or other recompute_modules");
   if (!p.flash_attention) a.insert(a.end(), {"--attention-backend", "unfused"});
-  // Model shape.
-  add(a, "--num-layers", m.layers);
-  add(a, "--hidden-size", m.hidden);
-  if (m.ffn_hidden > 0) add(a, "--ffn-hidden-size", m.ffn_hidden);
-  add(a, "--num-attention-heads", m.heads);
-  if (m.kv_heads != m.heads && m.attention != AttentionKind::mla) {
-    a.emplace_back("--group-query-attention");
-    add(a, "--num-query-groups", m.kv_heads);
+  add_moe_plan(a, m, p);
+  return a;
+}
+
+// Internal self-check: the table restates what Megatron refuses, so a violation here is a plan
+// Megatron cannot run as written.
+void require_megatron_accepts(const std::vector<std::string>& args, const Plan& p) {
+  const auto violations = check_megatron_args(args, megatron_environment(p));
+  if (violations.empty()) return;
+  const RuleViolation& v = violations.front();
+  throw Error("megatron", fmt::format("Megatron-LM would refuse this plan: rule {} ({}): {}", v.id, v.source, v.message),
+              "a plan Megatron-LM accepts");
+}
+
+bool needs_shell_quotes(const std::string& arg) { return arg.find_first_of("()*+[], |") != std::string::npos; }
+
+}  // namespace
+
+std::string megatron_pipeline_layout(const ModelSpec& m, const Plan& p) {
+  if (p.vpp <= 1 || !uneven(split_layers(p, m.layers))) return "";
+  const std::vector<std::int64_t> layers = layers_per_virtual_stage(p, m.layers);
+  std::string layout;
+  for (std::size_t k = 0; k < layers.size(); ++k) {
+    if (k > 0) layout += '|';
+    if (k == 0) layout += 'E';
+    if (layers[k] > 0) layout += fmt::format("t*{}", layers[k]);
+    // MTP modules with the output layer on the last virtual stage (a rank's last chunk).
+    if (k + 1 == layers.size()) layout += std::string(static_cast<std::size_t>(m.mtp_layers), 'm') + 'L';
   }
-  if (m.head_dim * m.heads != m.hidden) add(a, "--kv-channels", m.head_dim);
-  add(a, "--max-position-embeddings", m.max_context);
-  add(a, "--vocab-size", m.vocab);
-  if (m.mlp == MlpType::swiglu) a.emplace_back("--swiglu");
-  if (m.mlp == MlpType::relu2) a.emplace_back("--squared-relu");
-  a.insert(a.end(), {"--normalization", m.norm == NormType::rmsnorm ? "RMSNorm" : "LayerNorm"});
-  a.insert(a.end(), {"--position-embedding-type", m.position == PositionEmbedding::rope ? "rope" : "learned_absolute"});
-  if (!m.tied_embeddings) a.emplace_back("--untie-embeddings-and-output-weights");
-  if (!m.linear_bias) a.emplace_back("--disable-bias-linear");
-  if (m.qkv_bias && !m.linear_bias) a.emplace_back("--add-qkv-bias");
-  if (!m.dropout) a.insert(a.end(), {"--attention-dropout", "0", "--hidden-dropout", "0"});
-  if (m.is_moe()) {
-    add(a, "--num-experts", m.moe.experts);
-    add(a, "--moe-router-topk", m.moe.top_k);
-    add(a, "--moe-ffn-hidden-size", m.moe.expert_ffn_hidden);
-    if (m.moe.shared_experts > 0)
-      add(a, "--moe-shared-expert-intermediate-size", m.moe.shared_experts * m.moe.expert_ffn_hidden);
-    if (m.moe.dense_layers > 0 || m.moe.layer_freq > 1) a.insert(a.end(), {"--moe-layer-freq", moe_layer_pattern(m)});
-    // Tessera costs grouped expert GEMMs; Megatron also needs them to recompute moe_act.
-    a.emplace_back("--moe-grouped-gemm");
-    // Megatron's default dispatcher is allgather: always named.
-    a.insert(a.end(), {"--moe-token-dispatcher-type", to_string(p.dispatcher)});
-    if (p.dispatcher == MoeDispatcher::flex) {
-      // DeepEP cannot pad expert inputs to capacity; HybridEP can (transformer_config.py,
-      // d98e8a64). (HybridEP is also the backend for multi-node NVLink domains.)
-      a.insert(a.end(), {"--moe-flex-dispatcher-backend", p.capacity_factor > 0 ? "hybridep" : "deepep"});
-    }
-    if (p.capacity_factor > 0) {
-      a.insert(a.end(), {"--moe-expert-capacity-factor", fmt::format("{}", p.capacity_factor),
-                         "--moe-pad-expert-input-to-capacity"});
-    }
-    if (p.force_balance) a.emplace_back("--moe-router-force-load-balancing");
-    if (p.overlap_ep) a.emplace_back("--overlap-moe-expert-parallel-comm");
-    if (p.delay_wgrad) a.emplace_back("--delay-wgrad-compute");
-    if (m.moe.scoring == RouterScoring::sigmoid) a.insert(a.end(), {"--moe-router-score-function", "sigmoid"});
-    // Megatron: "Please use --moe-router-pre-softmax when topk is 1" (softmax scoring).
-    if (m.moe.top_k == 1 && m.moe.scoring == RouterScoring::softmax) a.emplace_back("--moe-router-pre-softmax");
-    if (m.moe.groups > 0) {
-      add(a, "--moe-router-num-groups", m.moe.groups);
-      add(a, "--moe-router-group-topk", m.moe.topk_groups);
-    }
-    // With sigmoid scores the router bias is DeepSeek-V3's aux-loss-free expert bias (§2.1.2),
-    // Megatron's --moe-router-enable-expert-bias, which Megatron allows only with sigmoid (or
-    // sqrtsoftplus) scores; with softmax it is a bias on the router's logits (GPT-OSS), which
-    // has no Megatron flag.
-    if (m.moe.router_bias && m.moe.scoring == RouterScoring::sigmoid) a.emplace_back("--moe-router-enable-expert-bias");
-  }
-  if (m.mtp_layers > 0) add(a, "--mtp-num-layers", m.mtp_layers);
-  if (m.qk_norm) a.emplace_back("--qk-layernorm");
-  if (m.attention == AttentionKind::mla) {
-    a.emplace_back("--multi-latent-attention");
-    if (m.mla.q_lora_rank > 0) add(a, "--q-lora-rank", m.mla.q_lora_rank);
-    add(a, "--kv-lora-rank", m.mla.kv_lora_rank);
-    add(a, "--qk-head-dim", m.mla.qk_nope_head_dim);
-    add(a, "--qk-pos-emb-head-dim", m.mla.qk_rope_head_dim);
-    add(a, "--v-head-dim", m.mla.v_head_dim);
-  }
+  return layout;
+}
+
+std::map<std::string, std::string> megatron_environment(const Plan& p) {
+  // validate_args (before Blackwell): tp > 1 or cp > 1 needs CUDA_DEVICE_MAX_CONNECTIONS=1 so
+  // that communication kernels are queued in issue order, except with FSDP (which needs it unset
+  // or > 1) and with --overlap-moe-expert-parallel-comm (a warning there).
+  const bool fsdp = p.zero == OptimizerSharding::zero2 || p.zero == OptimizerSharding::zero3;
+  if ((p.tp > 1 || p.cp > 1) && !fsdp && !p.overlap_ep) return {{"CUDA_DEVICE_MAX_CONNECTIONS", "1"}};
+  return {};
+}
+
+std::vector<std::string> megatron_args(const ModelSpec& m, const Plan& p, const Workload& w) {
+  std::vector<std::string> a = plan_args(m, p, w);
+  const std::vector<std::string> model = megatron_model_flags(m, p.tp, w.seq_len);
+  a.insert(a.end(), model.begin(), model.end());
+  require_megatron_accepts(a, p);
   return a;
 }
 
@@ -187,10 +210,68 @@ std::string megatron_command_line(const ModelSpec& model, const Plan& plan, cons
   std::string line;
   for (const auto& arg : megatron_args(model, plan, workload)) {
     if (!line.empty()) line += ' ';
-    const bool quote = arg.find_first_of("()*+[], ") != std::string::npos;
-    line += quote ? "\"" + arg + "\"" : arg;
+    line += needs_shell_quotes(arg) ? "'" + arg + "'" : arg;
   }
   return line;
+}
+
+std::string megatron_launch_script(const ModelSpec& m, const Cluster& c, const Plan& p, const Workload& w) {
+  const std::vector<std::string> args = megatron_args(m, p, w);
+  const std::int64_t gpus = p.gpus();
+  const std::int64_t per_node = std::min(gpus, c.gpus_per_node);
+  if (gpus % per_node != 0)
+    throw Error("plan", fmt::format("{} GPUs do not fill whole nodes of {}", gpus, c.gpus_per_node),
+                "a plan over whole nodes, or fewer GPUs than one node");
+  const std::int64_t nodes = gpus / per_node;
+  std::string s;
+  s += "#!/bin/bash\n";
+  s += fmt::format("# Megatron-LM (commit {}) pretrain_gpt.py for {} on {} x {} ({} nodes x {} GPUs).\n",
+                   kMegatronCommit, m.name, gpus, c.gpu.name, nodes, per_node);
+  s += fmt::format("# Plan: tp={} pp={} vpp={} cp={} dp={} ep={}, micro-batch {}, global batch {}, sequence {}.\n",
+                   p.tp, p.pp, p.vpp, p.cp, p.dp, p.ep, p.micro_batch, w.global_batch, w.seq_len);
+  s += "# Generated by Tessera; run the same script on every node.\n";
+  s += "set -euo pipefail\n\n";
+  s += "# ---- Cluster (defaults from the plan; override per node) ----\n";
+  s += fmt::format("NNODES=${{NNODES:-{}}}\n", nodes);
+  s += fmt::format("GPUS_PER_NODE=${{GPUS_PER_NODE:-{}}}\n", per_node);
+  s += "NODE_RANK=${NODE_RANK:-0}\n";
+  s += "MASTER_ADDR=${MASTER_ADDR:-localhost}\n";
+  s += "MASTER_PORT=${MASTER_PORT:-6000}\n";
+  s += "# Under Slurm, one task per node:\n";
+  s += fmt::format("#   srun --nodes {} --ntasks-per-node 1 env NODE_RANK=\\$SLURM_NODEID \\\n", nodes);
+  s += "#     MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1) bash this_script.sh\n\n";
+  s += "# ---- Placeholders: set these before running ----\n";
+  s += "MEGATRON_LM=${MEGATRON_LM:?set the path of your Megatron-LM checkout}\n";
+  s += "DATA_PATH=${DATA_PATH:?set the path of your dataset prefix (preprocess_data.py output, without .bin/.idx)}\n";
+  s += "TOKENIZER_MODEL=${TOKENIZER_MODEL:?set your Hugging Face tokenizer name or path}\n";
+  s += "CHECKPOINT_DIR=${CHECKPOINT_DIR:?set the directory checkpoints are saved to and loaded from}\n\n";
+  s += "# ---- Schedule: your choices (not part of the plan) ----\n";
+  s += "TRAIN_ITERS=${TRAIN_ITERS:-100000}\n";
+  s += "LR=${LR:-3.0e-4}\n";
+  s += "MIN_LR=${MIN_LR:-3.0e-5}\n";
+  s += "WARMUP_ITERS=${WARMUP_ITERS:-2000}\n";
+  s += "SAVE_INTERVAL=${SAVE_INTERVAL:-1000}\n\n";
+  for (const auto& [name, value] : megatron_environment(p))
+    s += fmt::format("# Required by Megatron's validate_args for this plan.\nexport {}={}\n\n", name, value);
+  s += "# ---- The plan and the model (Tessera) ----\nPLAN_ARGS=(\n";
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const bool flag = args[i].rfind("--", 0) == 0;
+    if (flag) s += i == 0 ? "  " : "\n  ";
+    else s += ' ';
+    s += needs_shell_quotes(args[i]) ? "'" + args[i] + "'" : args[i];
+  }
+  s += "\n)\n";
+  s += "DATA_ARGS=(\n  --data-path \"$DATA_PATH\" --split 99,1,0\n"
+       "  --tokenizer-type HuggingFaceTokenizer --tokenizer-model \"$TOKENIZER_MODEL\"\n)\n";
+  s += "SCHEDULE_ARGS=(\n  --train-iters \"$TRAIN_ITERS\" --lr \"$LR\" --min-lr \"$MIN_LR\" --lr-decay-style cosine\n"
+       "  --lr-warmup-iters \"$WARMUP_ITERS\" --weight-decay 0.1 --clip-grad 1.0 --adam-beta1 0.9 --adam-beta2 0.95\n)\n";
+  s += "CHECKPOINT_ARGS=(\n  --save \"$CHECKPOINT_DIR\" --load \"$CHECKPOINT_DIR\" --save-interval \"$SAVE_INTERVAL\"\n)\n";
+  s += "LOGGING_ARGS=(\n  --log-interval 1 --eval-interval 1000 --eval-iters 10\n)\n\n";
+  s += "torchrun --nnodes \"$NNODES\" --nproc-per-node \"$GPUS_PER_NODE\" --node-rank \"$NODE_RANK\" \\\n"
+       "  --master-addr \"$MASTER_ADDR\" --master-port \"$MASTER_PORT\" \\\n"
+       "  \"$MEGATRON_LM/pretrain_gpt.py\" \\\n"
+       "  \"${PLAN_ARGS[@]}\" \"${DATA_ARGS[@]}\" \"${SCHEDULE_ARGS[@]}\" \"${CHECKPOINT_ARGS[@]}\" \"${LOGGING_ARGS[@]}\"\n";
+  return s;
 }
 
 }  // namespace tessera

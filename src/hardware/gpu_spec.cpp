@@ -13,6 +13,8 @@ constexpr int kMaxGpusPerNode = 1024;
 
 void GpuSpec::validate() const {
   if (key.empty()) throw Error("gpu.key", "empty", "a catalog key such as h100-sxm-80gb");
+  for (const auto& alias : aliases)
+    if (alias.empty()) throw Error("gpu." + key + ".aliases", "an empty alias", "non-empty names");
   require_positive_real("gpu." + key + ".bf16_tflops", bf16_tflops, kMaxTflops);
   if (fp8_tflops != 0) require_positive_real("gpu." + key + ".fp8_tflops", fp8_tflops, kMaxTflops);
   require_positive_real("gpu." + key + ".hbm_gib", hbm_gib, kMaxMemoryGib);

@@ -1,14 +1,22 @@
 // GpuSpec: one accelerator type's published figures plus the physical efficiency constants the
-// cost model needs. Figures come from data/gpus.json, each with its source there.
+// cost model needs. Figures come from data/gpus.json, each with its source there, or from a
+// user's GPU file (io/gpu_json.h, README "GPU file").
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace tessera {
 
 struct GpuSpec {
   std::string key;   // catalog key, e.g. "a100-sxm-80gb"
   std::string name;  // marketing name
+  // Architecture family whose published runs fitted the efficiency constants ("ampere",
+  // "hopper", ...); a GPU from a user's file is kCustomGpuFamily unless the file names one.
+  std::string family;
+  std::string source;                // where the figures come from (datasheet, file)
+  std::vector<std::string> aliases;  // other names that find it ("h100"); unique over all GPUs
   double bf16_tflops = 0;  // dense 16-bit tensor peak (BF16 == FP16 on every catalog part)
   double fp8_tflops = 0;   // dense FP8 peak; 0 = not supported
   bool mxfp8 = false;      // block-scaled MXFP8 tensor cores (Blackwell)
@@ -29,6 +37,11 @@ struct GpuSpec {
 
   double peak_flops(bool fp8) const { return (fp8 ? fp8_tflops : bf16_tflops) * 1e12; }
   void validate() const;  // throws tessera::Error("gpu.<field>", ...)
+  bool operator==(const GpuSpec&) const = default;
 };
+
+// The family of a GPU described in a user's file that names none: no published run has it, so
+// its efficiency constants are the user's assumption.
+inline constexpr std::string_view kCustomGpuFamily = "custom";
 
 }  // namespace tessera

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "io/builtin_data.h"
 #include "io/json_fields.h"
+#include "io/name_match.h"
 
 namespace tessera {
 
@@ -115,11 +116,19 @@ DataMix data_mix_from_jsonl(const std::string& text, const std::string& name) {
 std::vector<std::string> builtin_data_mix_names() { return builtin_json_names(kDir); }
 
 DataMix load_data_mix(const std::string& name_or_path) {
-  if (const auto* file = find_builtin_file(std::string(kDir) + name_or_path + std::string(kJsonSuffix)))
-    return data_mix_from_json(parse(std::string(file->text), "data '" + name_or_path + "'"), "data");
+  // An exact built-in name first, then a file, then a forgiving match (io/name_match.h).
+  const auto builtin = [](const std::string& name) {
+    const auto* file = find_builtin_file(std::string(kDir) + name + std::string(kJsonSuffix));
+    return data_mix_from_json(parse(std::string(file->text), "data '" + name + "'"), "data");
+  };
+  if (find_builtin_file(std::string(kDir) + name_or_path + std::string(kJsonSuffix))) return builtin(name_or_path);
   std::error_code ec;
-  if (name_or_path.empty() || !std::filesystem::is_regular_file(name_or_path, ec))
-    throw Error("data", "unknown data mix '" + name_or_path + "' (not a built-in, not a file)", joined_names());
+  if (name_or_path.empty() || !std::filesystem::is_regular_file(name_or_path, ec)) {
+    const auto names = builtin_data_mix_names();
+    if (const auto index = match_name(name_or_path, names, "data")) return builtin(names[*index]);
+    throw unknown_name_error("data", "data mix", name_or_path, either_of(nearest_names(name_or_path, names)),
+                             joined_names() + " (not a built-in, not a file)");
+  }
   if (std::filesystem::path(name_or_path).extension() == ".jsonl")
     return data_mix_from_jsonl(read_text_file(name_or_path, "data"), std::filesystem::path(name_or_path).stem().string());
   return data_mix_from_json(parse_file(name_or_path, "data"), "data");

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "core/units.h"
+#include "io/accuracy_classes.h"
 #include "io/plan_text.h"
 #include "model/parameter_count.h"
 
@@ -44,6 +45,13 @@ nlohmann::json estimate_to_json(const Estimate& e) {
   };
 }
 
+nlohmann::json estimate_to_json(const Estimate& e, const ModelSpec& model, const Cluster& cluster, const Plan& plan,
+                                const Workload& workload) {
+  nlohmann::json j = estimate_to_json(e);
+  j["confidence"] = confidence_to_json(estimate_confidence(model, cluster, plan, workload));
+  return j;
+}
+
 std::string estimate_to_table(const Estimate& e, const ModelSpec& m, const Cluster& c,
                               const Plan& p, const Workload& w) {
   std::string out;
@@ -76,6 +84,7 @@ std::string estimate_to_table(const Estimate& e, const ModelSpec& m, const Clust
       {"logits", e.memory.logits_bytes},           {"buffers", e.memory.buffers_bytes},
       {"framework", e.memory.framework_bytes}};
   for (const auto& [name, value] : mem) out += fmt::format("  {:<24}{:10.2f} GiB\n", name, gib(value));
+  out += fmt::format("\nconfidence  {}\n", confidence_text(estimate_confidence(m, c, p, w)));
   return out;
 }
 

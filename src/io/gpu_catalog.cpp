@@ -1,12 +1,16 @@
 #include "io/gpu_catalog.h"
 
+#include <algorithm>
+#include <deque>
 #include <filesystem>
+#include <mutex>
 
 #include "core/checks.h"
 #include "core/error.h"
 #include "io/integer_text.h"
 #include "io/builtin_data.h"
 #include "io/json_fields.h"
+#include "io/name_match.h"
 #include "core/units.h"
 
 namespace tessera {
@@ -19,36 +23,96 @@ namespace {
 constexpr std::int64_t kMaxGpus = 10'000'000;
 constexpr std::int64_t kMaxGpusPerNode = 1024;
 
-GpuSpec gpu_from_json(const nlohmann::json& j, const std::string& path) {
-  require_object(j, path);
-  GpuSpec g;
-  g.key = get_string(j, "key", path);
-  const std::string p = path + "." + g.key;
-  g.name = get_string_or(j, "name", p, g.key);
-  g.bf16_tflops = get_number(j, "bf16_tflops", p);
-  g.fp8_tflops = get_number_or(j, "fp8_tflops", p, 0.0);
-  g.mxfp8 = get_bool_or(j, "mxfp8", p, false);
-  g.hbm_gib = get_number(j, "hbm_gib", p);
-  g.hbm_tbps = get_number(j, "hbm_tbps", p);
-  g.nvlink_gbps = get_number(j, "nvlink_gbps", p);
-  g.gpus_per_node = static_cast<int>(get_int(j, "gpus_per_node", p));
-  g.network_gbps_per_gpu = get_number(j, "network_gbps_per_gpu", p);
-  g.gemm_efficiency = get_number(j, "gemm_efficiency", p);
-  g.fp8_gemm_efficiency = get_number(j, "fp8_gemm_efficiency", p);
-  g.gemm_half_dim = get_number(j, "gemm_half_dim", p);
-  g.attention_efficiency = get_number(j, "attention_efficiency", p);
-  g.hbm_efficiency = get_number(j, "hbm_efficiency", p);
-  g.nvlink_efficiency = get_number(j, "nvlink_efficiency", p);
-  g.network_efficiency = get_number(j, "network_efficiency", p);
-  g.usable_memory_gib = get_number(j, "usable_memory_gib", p);
-  g.validate();
-  return g;
+struct UserGpuRegistry {
+  std::mutex mutex;
+  std::deque<GpuSpec> gpus;  // a deque: find_gpu's references survive later registrations
+};
+
+UserGpuRegistry& user_registry() {
+  static UserGpuRegistry registry;
+  return registry;
 }
 
-std::string catalog_keys() {
-  std::string list;
-  for (const auto& g : gpu_catalog()) list += (list.empty() ? "" : ", ") + g.key;
-  return list;
+// A name that finds a GPU: its key or one of its aliases.
+struct GpuName {
+  std::string name;
+  const GpuSpec* gpu;
+};
+
+std::vector<GpuName> gpu_names(const std::deque<GpuSpec>& users) {
+  std::vector<GpuName> out;
+  const auto add = [&out](const GpuSpec& g) {
+    out.push_back({g.key, &g});
+    for (const auto& alias : g.aliases) out.push_back({alias, &g});
+  };
+  for (const auto& g : gpu_catalog()) add(g);
+  for (const auto& g : users) add(g);
+  return out;
+}
+
+std::string gpu_keys(const std::deque<GpuSpec>& users) {
+  std::vector<std::string> keys;
+  for (const auto& g : gpu_catalog()) keys.push_back(g.key);
+  for (const auto& g : users) keys.push_back(g.key);
+  return joined_names(keys);
+}
+
+std::string all_gpu_keys() {
+  auto& registry = user_registry();
+  const std::lock_guard lock(registry.mutex);
+  return gpu_keys(registry.gpus);
+}
+
+const GpuSpec& find_gpu_in(const std::string& name, const std::deque<GpuSpec>& users) {
+  const auto named = gpu_names(users);
+  std::vector<std::string> names;
+  for (const auto& n : named) names.push_back(n.name);
+  if (const auto index = match_name(name, names, "gpu")) return *named[*index].gpu;
+  // An alias suggests its GPU's key ("h100x" -> h100-sxm-80gb), the name the list shows.
+  std::vector<std::string> keys;
+  for (const auto& near : nearest_names(name, names))
+    for (const auto& n : named)
+      if (n.name == near && std::find(keys.begin(), keys.end(), n.gpu->key) == keys.end()) keys.push_back(n.gpu->key);
+  throw unknown_name_error("gpu", "GPU", name, either_of(keys), gpu_keys(users));
+}
+
+bool in_catalog(const GpuSpec* gpu) {
+  const auto& catalog = gpu_catalog();
+  return std::any_of(catalog.begin(), catalog.end(), [gpu](const GpuSpec& g) { return &g == gpu; });
+}
+
+void require_distinct_own_names(const GpuSpec& gpu) {
+  std::vector<std::string> seen = {normalized_name(gpu.key)};
+  for (const auto& alias : gpu.aliases) {
+    if (std::find(seen.begin(), seen.end(), normalized_name(alias)) != seen.end())
+      throw Error("gpu." + gpu.key + ".aliases", "'" + alias + "' repeats the key or another alias",
+                  "names that differ beyond case and '-', '_', ' '");
+    seen.push_back(normalized_name(alias));
+  }
+}
+
+// True if a GPU identical to `gpu` is known (nothing to add); throws if one of its names (key or
+// alias, compared as find_gpu compares) already finds a different GPU.
+bool already_known(const GpuSpec& gpu, const std::deque<GpuSpec>& users) {
+  require_distinct_own_names(gpu);
+  std::vector<std::string> own = {gpu.key};
+  own.insert(own.end(), gpu.aliases.begin(), gpu.aliases.end());
+  bool identical = false;
+  for (const auto& known : gpu_names(users)) {
+    for (const auto& name : own) {
+      if (normalized_name(name) != normalized_name(known.name)) continue;
+      if (*known.gpu == gpu) {
+        identical = true;
+        continue;
+      }
+      throw Error("gpu." + gpu.key + (name == gpu.key ? ".key" : ".aliases"),
+                  "'" + name + "' already names the " + (in_catalog(known.gpu) ? "catalog" : "registered") +
+                      " GPU " + known.gpu->key + " with other values",
+                  "a key and aliases no other GPU uses (a catalog GPU's figures are not replaced: "
+                  "copy its entry from `tessera gpus --json` under a new key)");
+    }
+  }
+  return identical;
 }
 
 }  // namespace
@@ -57,47 +121,79 @@ const std::vector<GpuSpec>& gpu_catalog() {
   static const std::vector<GpuSpec> catalog = [] {
     const auto* file = find_builtin_file("gpus.json");
     if (file == nullptr) throw Error("gpus.json", "missing from the build", "data/gpus.json");
-    const auto j = parse(std::string(file->text), "gpus.json");
-    std::vector<GpuSpec> out;
-    for (const auto& g : j.at("gpus")) out.push_back(gpu_from_json(g, "gpus"));
-    return out;
+    return gpus_from_json(parse(std::string(file->text), "gpus.json"), "the built-in catalog");
   }();
   return catalog;
 }
 
-const GpuSpec& find_gpu(const std::string& key) {
-  for (const auto& g : gpu_catalog())
-    if (g.key == key) return g;
-  throw Error("gpu", "unknown GPU '" + key + "'", catalog_keys());
+const GpuSpec& find_gpu(const std::string& name) {
+  auto& registry = user_registry();
+  const std::lock_guard lock(registry.mutex);
+  return find_gpu_in(name, registry.gpus);
 }
 
-nlohmann::json gpu_to_json(const GpuSpec& g) {
-  return {{"key", g.key},
-          {"name", g.name},
-          {"bf16_tflops", g.bf16_tflops},
-          {"fp8_tflops", g.fp8_tflops},
-          {"mxfp8", g.mxfp8},
-          {"hbm_gib", g.hbm_gib},
-          {"hbm_tbps", g.hbm_tbps},
-          {"nvlink_gbps", g.nvlink_gbps},
-          {"gpus_per_node", g.gpus_per_node},
-          {"network_gbps_per_gpu", g.network_gbps_per_gpu},
-          {"gemm_efficiency", g.gemm_efficiency},
-          {"fp8_gemm_efficiency", g.fp8_gemm_efficiency},
-          {"gemm_half_dim", g.gemm_half_dim},
-          {"attention_efficiency", g.attention_efficiency},
-          {"hbm_efficiency", g.hbm_efficiency},
-          {"nvlink_efficiency", g.nvlink_efficiency},
-          {"network_efficiency", g.network_efficiency},
-          {"usable_memory_gib", g.usable_memory_gib}};
+void add_user_gpu(const GpuSpec& gpu) {
+  gpu.validate();
+  auto& registry = user_registry();
+  const std::lock_guard lock(registry.mutex);
+  if (!already_known(gpu, registry.gpus)) registry.gpus.push_back(gpu);
 }
 
-Cluster cluster_from_json(const nlohmann::json& j) {
+std::vector<std::string> add_user_gpus_from_file(const std::string& path) {
+  const std::vector<GpuSpec> gpus = gpus_from_json(parse_file(path, "gpu_file"), "file " + path);
+  auto& registry = user_registry();
+  const std::lock_guard lock(registry.mutex);
+  const std::size_t before = registry.gpus.size();
+  std::vector<std::string> keys;
+  try {
+    for (const auto& g : gpus) {
+      if (!already_known(g, registry.gpus)) registry.gpus.push_back(g);
+      keys.push_back(g.key);
+    }
+  } catch (const Error&) {
+    registry.gpus.resize(before);  // all of the file or none of it
+    throw;
+  }
+  return keys;
+}
+
+std::vector<GpuSpec> user_gpus() {
+  auto& registry = user_registry();
+  const std::lock_guard lock(registry.mutex);
+  return {registry.gpus.begin(), registry.gpus.end()};
+}
+
+void clear_user_gpus() {
+  auto& registry = user_registry();
+  const std::lock_guard lock(registry.mutex);
+  registry.gpus.clear();
+}
+
+namespace {
+
+// The cluster's "gpu": a name (catalog or registered) or an inline GPU object.
+GpuSpec cluster_gpu(const nlohmann::json& j, const std::string& origin) {
+  if (!has(j, "gpu")) throw Error("cluster.gpu", "missing", "a GPU name or a GPU object");
+  const auto& gpu = j.at("gpu");
+  if (gpu.is_string()) return find_gpu(gpu.get<std::string>());
+  if (!gpu.is_object())
+    throw Error("cluster.gpu", "expected a GPU name or object, got " + gpu.dump(),
+                "a GPU name (tessera gpus) or a GPU object as in a GPU file");
+  GpuSpec inline_gpu = gpu_from_json(gpu, "cluster.gpu", origin);
+  auto& registry = user_registry();
+  const std::lock_guard lock(registry.mutex);
+  already_known(inline_gpu, registry.gpus);  // throws if its key names another GPU
+  return inline_gpu;
+}
+
+}  // namespace
+
+Cluster cluster_from_json(const nlohmann::json& j, const std::string& origin) {
   const std::string path = "cluster";
   require_object(j, path);
   reject_unknown_keys(j, path, {"name", "gpu", "gpus", "nodes", "gpus_per_node",
                                 "network_gbps_per_gpu", "nvlink_gbps", "notes"});
-  GpuSpec gpu = find_gpu(get_string(j, "gpu", path));
+  GpuSpec gpu = cluster_gpu(j, origin);
   if (has(j, "nvlink_gbps")) gpu.nvlink_gbps = get_number(j, "nvlink_gbps", path);
   const std::int64_t per_node = get_int_or(j, "gpus_per_node", path, gpu.gpus_per_node);
   require_positive("cluster.gpus_per_node", per_node, kMaxGpusPerNode);
@@ -124,14 +220,14 @@ Cluster load_cluster(const std::string& text) {
     if (j.is_object() && j.contains("pools"))
       throw Error("cluster.pools", "a cluster of several GPU pools is planned by `tessera plan`",
                   "a single-pool cluster (GPU:COUNT or {\"gpu\", \"gpus\"}) for this command");
-    return cluster_from_json(j);
+    return cluster_from_json(j, "cluster file " + text);
   }
   if (text.find('+') != std::string::npos)
     throw Error("cluster", "'" + text + "' has several pools; `tessera plan` plans those", "GPU:COUNT");
   const auto colon = text.find(':');
   if (colon == std::string::npos)
     throw Error("cluster", "'" + text + "' is neither GPU:COUNT nor a file",
-                "GPU:COUNT with GPU one of " + catalog_keys() + ", or a cluster JSON path");
+                "GPU:COUNT with GPU one of " + all_gpu_keys() + ", or a cluster JSON path");
   const GpuSpec& gpu = find_gpu(text.substr(0, colon));
   return make_cluster(gpu, parse_integer(text.substr(colon + 1), "cluster.gpus"));
 }
@@ -143,13 +239,13 @@ MixedCluster load_mixed_cluster(const std::string& text) {
   if (std::filesystem::is_regular_file(text, ec)) {
     const auto j = parse_file(text, "cluster");
     if (!(j.is_object() && j.contains("pools"))) {
-      mixed.pools.push_back(cluster_from_json(j));
+      mixed.pools.push_back(cluster_from_json(j, "cluster file " + text));
     } else {
       reject_unknown_keys(j, "cluster", {"name", "notes", "pools", "inter_pool_gbps"});
       const auto& pools = j.at("pools");
       if (!pools.is_array() || pools.empty())
         throw Error("cluster.pools", "expected a non-empty array", "[{\"gpu\": ..., \"gpus\": ...}, ...]");
-      for (const auto& pool : pools) mixed.pools.push_back(cluster_from_json(pool));
+      for (const auto& pool : pools) mixed.pools.push_back(cluster_from_json(pool, "cluster file " + text));
       inter_pool_gbps = get_number_or(j, "inter_pool_gbps", "cluster", 0.0);
       if (mixed.pools.size() > 1 && !(inter_pool_gbps > 0))
         throw Error("cluster.inter_pool_gbps", "missing or not positive", "aggregate Gbit/s between two pools, > 0");

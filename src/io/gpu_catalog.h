@@ -1,5 +1,5 @@
-// The GPU catalog (data/gpus.json, embedded) and cluster descriptions: the --cluster shorthand
-// "gpu-key:count" or a cluster JSON file.
+// The GPU catalog (data/gpus.json, embedded), the user's GPUs (--gpu-file, registered once at
+// start-up), and cluster descriptions: the --cluster shorthand "gpu-key:count" or a cluster JSON.
 #pragma once
 
 #include <string>
@@ -10,18 +10,33 @@
 #include "hardware/cluster.h"
 #include "hardware/gpu_spec.h"
 #include "hardware/mixed_cluster.h"
+#include "io/gpu_json.h"
 
 namespace tessera {
 
 const std::vector<GpuSpec>& gpu_catalog();
-const GpuSpec& find_gpu(const std::string& key);  // throws Error("gpu", ...) listing the keys
-nlohmann::json gpu_to_json(const GpuSpec& gpu);
 
-// "a100-sxm-80gb:1024", "h100-sxm-80gb:16384", or a path to a cluster JSON:
-// {"gpu": "h100-sxm-80gb", "gpus": 64 | "nodes": 8, "gpus_per_node": 8,
-//  "network_gbps_per_gpu": 400, "nvlink_gbps": 900}
+// The GPU a name means, built-in or registered: its key or an alias, ignoring case and the
+// separators '-', '_', ' ' ("H100-SXM-80GB", "h100"). Throws Error("gpu", "unknown GPU 'x'; did
+// you mean y?", <keys>). References stay valid for the process.
+const GpuSpec& find_gpu(const std::string& name);
+
+// --gpu-file: registers every GPU of the file (README "GPU file"), which `find_gpu` and the
+// cluster shorthand then resolve; returns their keys. A GPU whose key or alias names a catalog or
+// already-registered GPU is an Error unless its figures are identical (then nothing changes), so
+// a catalog GPU's validated figures never change silently and `tessera gpus --json` reads back.
+std::vector<std::string> add_user_gpus_from_file(const std::string& path);
+void add_user_gpu(const GpuSpec& gpu);
+std::vector<GpuSpec> user_gpus();  // in registration order
+void clear_user_gpus();            // for tests: forget every registered GPU
+
+// "a100-sxm-80gb:1024", "H100:64", or a path to a cluster JSON:
+// {"gpu": "h100-sxm-80gb" | {<GPU object, as in a GPU file>}, "gpus": 64 | "nodes": 8,
+//  "gpus_per_node": 8, "network_gbps_per_gpu": 400, "nvlink_gbps": 900}
+// An inline GPU object is used as given (not registered); its key must not name another GPU.
 Cluster load_cluster(const std::string& shorthand_or_path);
-Cluster cluster_from_json(const nlohmann::json& j);
+// `origin` says where an inline GPU comes from ("file cluster.json") in its default source.
+Cluster cluster_from_json(const nlohmann::json& j, const std::string& origin = "a cluster JSON");
 
 // Pools of different GPUs: "h100-sxm-80gb:64+a100-sxm-80gb:128" (pools joined at the smaller
 // pool's total NIC bandwidth) or a JSON file {"pools": [<cluster objects>], "inter_pool_gbps": N}

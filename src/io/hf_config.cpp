@@ -21,7 +21,8 @@ constexpr const char* kPath = "model";
 
 enum class Arch {
   llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, phi3, nemotron,
-  deepseek_v2, deepseek_v3, gpt_oss, gpt2, gpt_neo, gpt_neox, opt, bloom, falcon, llama4
+  deepseek_v2, deepseek_v3, gpt_oss, gpt2, gpt_neo, gpt_neox, opt, bloom, falcon, llama4,
+  gemma2, gemma3
 };
 
 struct ArchName {
@@ -40,6 +41,9 @@ constexpr ArchName kArchitectures[] = {
     {"Qwen3ForCausalLM", "qwen3", Arch::qwen3, true},
     {"Qwen3MoeForCausalLM", "qwen3_moe", Arch::qwen3_moe, true},
     {"GemmaForCausalLM", "gemma", Arch::gemma, true},
+    {"Gemma2ForCausalLM", "gemma2", Arch::gemma2, true},
+    {"Gemma3ForCausalLM", "gemma3_text", Arch::gemma3, true},
+    {"Gemma3ForConditionalGeneration", "gemma3", Arch::gemma3, true},
     {"Phi3ForCausalLM", "phi3", Arch::phi3, true},
     {"NemotronForCausalLM", "nemotron", Arch::nemotron, true},
     {"DeepseekV2ForCausalLM", "deepseek_v2", Arch::deepseek_v2, true},
@@ -133,6 +137,14 @@ std::string optional_string(const Json& j, std::initializer_list<const char*> ke
                             const std::string& fallback) {
   for (const char* k : keys)
     if (has(j, k)) return json_fields::get_string(j, k, kPath);
+  return fallback;
+}
+
+// A number, or `fallback` when every key is absent or null (HF writes "rope_scaling": null,
+// "attn_logit_softcapping": null).
+double optional_number(const Json& j, std::initializer_list<const char*> keys, double fallback) {
+  for (const char* k : keys)
+    if (has(j, k) && !j.at(k).is_null()) return json_fields::get_number(j, k, kPath);
   return fallback;
 }
 
@@ -440,6 +452,11 @@ ModelSpec read_deepseek(const Json& j, Arch arch) {
     m.moe.groups = groups;
     m.moe.topk_groups = optional_int(j, {"topk_group"}, v3 ? 4 : 1);
   }
+  // DeepSeek-V3 §2.1.2: a sequence-wise balance loss (aux_loss_alpha, 0.0001) next to the
+  // bias-based balancing; V2's is per batch. routed_scaling_factor scales the routed weights.
+  m.moe.aux_loss_coeff = optional_number(j, {"aux_loss_alpha"}, 0.0);
+  m.moe.sequence_aux_loss = optional_bool(j, "seq_aux", v3);
+  m.moe.topk_scaling = optional_number(j, {"routed_scaling_factor"}, 0.0);
   // Multi-token-prediction modules (DeepSeek-V3 §2.2), stored as extra layers in the checkpoint.
   m.mtp_layers = optional_int(j, {"num_nextn_predict_layers"}, 0);
   set_llama_biases(j, m);
@@ -456,6 +473,12 @@ ModelSpec read_gpt_oss(const Json& j) {
   // Biases on q/k/v/o and on both expert projections (gate_up_proj_bias, down_proj_bias).
   m.linear_bias = true;
   m.attention_sinks = true;
+  // GptOssExperts: (up + 1) * gate * sigmoid(1.702 gate), gate and up clamped to swiglu_limit.
+  constexpr double kGptOssGluOffset = 1.0;
+  constexpr double kGptOssSwigluLimit = 7.0;
+  m.glu_quick_gelu = true;
+  m.glu_linear_offset = kGptOssGluOffset;
+  m.glu_clamp = optional_number(j, {"swiglu_limit"}, kGptOssSwigluLimit);
   std::vector<std::string> types;
   if (has(j, "layer_types")) {
     types = string_list(j, "layer_types");
@@ -657,6 +680,88 @@ std::vector<std::string> supported_hf_architectures() {
   return names;
 }
 
+namespace {
+
+// HF rope_scaling (transformers modeling_rope_utils.py): "llama3" (Llama 3.1), "yarn"
+// (DeepSeek-V3, GPT-OSS; older configs say "type"), "linear" (Gemma-3). "default" is none.
+RopeScaling read_rope_scaling(const Json& r) {
+  RopeScaling out;
+  const std::string type = optional_string(r, {"rope_type", "type"}, "default");
+  if (type == "default") return out;
+  out.factor = optional_number(r, {"factor"}, 1.0);
+  out.original_max_positions = optional_int(r, {"original_max_position_embeddings"}, 0);
+  if (type == "llama3") {
+    out.kind = RopeScalingKind::llama3;
+    out.low_freq_factor = optional_number(r, {"low_freq_factor"}, out.low_freq_factor);
+    out.high_freq_factor = optional_number(r, {"high_freq_factor"}, out.high_freq_factor);
+  } else if (type == "yarn") {
+    out.kind = RopeScalingKind::yarn;
+    out.beta_fast = optional_number(r, {"beta_fast"}, out.beta_fast);
+    out.beta_slow = optional_number(r, {"beta_slow"}, out.beta_slow);
+    out.mscale = optional_number(r, {"mscale"}, out.mscale);
+    out.mscale_all_dim = optional_number(r, {"mscale_all_dim"}, out.mscale_all_dim);
+  } else if (type == "linear") {
+    out.kind = RopeScalingKind::linear;
+  } else {
+    throw Error(field("rope_scaling.rope_type"), "unsupported RoPE scaling '" + type + "'",
+                "default, llama3, yarn, linear");
+  }
+  return out;
+}
+
+// RoPE theta, RoPE scaling and the norm epsilon, under each family's key names.
+void read_rope_and_norm(const Json& j, ModelSpec& m) {
+  m.rope_base = optional_number(j, {"rope_theta", "rotary_emb_base"}, m.rope_base);
+  m.norm_eps = optional_number(
+      j, {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"}, m.norm_eps);
+  if (has(j, "rope_scaling") && j.at("rope_scaling").is_object())
+    m.rope_scaling = read_rope_scaling(j.at("rope_scaling"));
+}
+
+// Gemma-2 / Gemma-3 windowed layers: which layers are global. Gemma-2 alternates (transformers
+// Gemma2DecoderLayer: layer i slides when i is even); Gemma-3 has sliding_window_pattern - 1
+// local layers per global one (Gemma3Config default 6). Newer configs list layer_types; the list
+// must be that periodic pattern, else the model is counted with full attention everywhere.
+void set_gemma_windows(const Json& j, std::int64_t default_period, ModelSpec& m) {
+  const std::int64_t period = optional_int(j, {"sliding_window_pattern"}, default_period);
+  if (period < 2 || !loopable(m.layers)) return;
+  if (has(j, "layer_types")) {
+    const auto types = string_list(j, "layer_types");
+    if (static_cast<std::int64_t>(types.size()) != m.layers) return;
+    for (std::int64_t i = 0; i < m.layers; ++i)
+      if ((types[i] == "full_attention") != ((i + 1) % period == 0)) return;
+  }
+  set_windowed(m, optional_int(j, {"sliding_window"}, 4096));
+  m.swa_global_every = period;
+}
+
+// Gemma-2 (transformers Gemma2Config) and Gemma-3's text model (Gemma3TextConfig; the
+// Gemma3ForConditionalGeneration checkpoint nests it under text_config, whose SigLIP encoder is
+// not imported). GeGLU with gelu_pytorch_tanh counts as swiglu (three matrices); head_dim is
+// explicit (Gemma-2-9B: 256 x 16 heads on a 3584 hidden). Gemma-2 soft-caps attention scores
+// (50) and final logits (30); Gemma-3 drops the caps for q/k RMSNorm over head_dim. Each layer
+// has four norms (pre/post attention, pre/post MLP), two more than ModelSpec counts (2 x hidden
+// parameters per layer, < 0.01% of the model); the sqrt(hidden) embedding scale is elementwise.
+ModelSpec read_gemma(const Json& config, Arch arch) {
+  const bool nested = has(config, "text_config");
+  if (nested) json_fields::require_object(config.at("text_config"), field("text_config"));
+  const Json& j = nested ? config.at("text_config") : config;
+  ModelSpec m = read_llama_style(j, optional_bool(config, "tie_word_embeddings", true), 256);
+  m.ffn_hidden = require_int(j, {"intermediate_size"});
+  m.attention_logit_softcap = optional_number(j, {"attn_logit_softcapping"}, 0.0);
+  m.final_logit_softcap = optional_number(j, {"final_logit_softcapping"}, 0.0);
+  m.query_pre_attn_scalar = optional_number(j, {"query_pre_attn_scalar"}, 0.0);
+  const bool gemma3 = arch == Arch::gemma3;
+  m.qk_norm = gemma3;  // Gemma3Attention: q_norm, k_norm over head_dim
+  constexpr std::int64_t kGemma2Period = 2;
+  constexpr std::int64_t kGemma3Period = 6;
+  set_gemma_windows(j, gemma3 ? kGemma3Period : kGemma2Period, m);
+  set_llama_biases(j, m);
+  return m;
+}
+
+}  // namespace
+
 // Trained with dropout when any of the architectures' dropout keys is positive (GPT-2
 // resid_pdrop, OPT dropout, BLOOM/NeoX hidden_dropout, Llama attention_dropout, ...).
 bool uses_dropout(const nlohmann::json& config) {
@@ -693,7 +798,15 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
     case Arch::bloom: m = read_bloom(config); break;
     case Arch::falcon: m = read_falcon(config); break;
     case Arch::llama4: m = read_llama4(config); break;
+    case Arch::gemma2:
+    case Arch::gemma3: m = read_gemma(config, arch); break;
   }
+  const bool nested = has(config, "text_config") && config.at("text_config").is_object();
+  const Json& text = nested ? config.at("text_config") : config;
+  read_rope_and_norm(text, m);
+  // Mixtral, Qwen-MoE, GPT-OSS, Llama 4: the batch-level load-balancing loss coefficient.
+  if (m.is_moe() && m.moe.aux_loss_coeff == 0.0)
+    m.moe.aux_loss_coeff = optional_number(text, {"router_aux_loss_coef"}, 0.0);
   m.name = name;
   m.dropout = uses_dropout(config);
   m.validate();

@@ -3,6 +3,7 @@
 // Supported `architectures` (or, when that list is absent, the matching `model_type`):
 //   LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM,
 //   Qwen2MoeForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, GemmaForCausalLM,
+//   Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3ForConditionalGeneration (its text_config),
 //   Phi3ForCausalLM, NemotronForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM,
 //   GptOssForCausalLM, GPT2LMHeadModel, GPTNeoForCausalLM, GPTNeoXForCausalLM, OPTForCausalLM,
 //   BloomForCausalLM, FalconForCausalLM (and the older RWForCausalLM name),
@@ -14,6 +15,10 @@
 // MoE" is an Error naming the key that made it (e.g. "model.mlp_only_layers").
 // DeepSeek-V3 also maps num_nextn_predict_layers (mtp_layers), scoring_func, n_group / topk_group
 // and e_score_correction_bias (topk_method noaux_tc: router_bias); Qwen3 sets qk_norm.
+// Every family: rope_theta (rope_base), rope_scaling (llama3 / yarn / linear), the norm epsilon
+// (rms_norm_eps, layer_norm_eps, layer_norm_epsilon); GPT-OSS's clamped quick-GELU GLU
+// (swiglu_limit); Gemma-2/3 soft-capping, query_pre_attn_scalar, explicit head_dim and the
+// sliding-window pattern (swa_global_every).
 //
 // Errors (all tessera::Error):
 //   - an architecture it does not know: field "model.architectures", listing the supported ones;

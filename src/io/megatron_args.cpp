@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "core/error.h"
+#include "export/megatron_rules.h"
 #include "io/integer_text.h"
 
 namespace tessera {
@@ -30,7 +31,15 @@ const std::set<std::string>& value_flags() {
       "--data-parallel-size", "--expert-tensor-parallel-size", "--moe-token-dispatcher-type",
       "--moe-flex-dispatcher-backend", "--moe-expert-capacity-factor", "--fp8-recipe", "--mtp-num-layers",
       "--moe-router-score-function", "--moe-router-num-groups", "--moe-router-group-topk",
-      "--data-parallel-sharding-strategy", "--ckpt-format"};
+      "--data-parallel-sharding-strategy", "--ckpt-format", "--pipeline-model-parallel-layout",
+      // Model definition (export/megatron_model_flags.h): accepted and ignored.
+      "--padded-vocab-size", "--make-vocab-size-divisible-by", "--norm-epsilon", "--rotary-base",
+      "--rope-type", "--rope-scaling-factor", "--rotary-scaling-factor", "--mscale", "--mscale-all-dim",
+      "--yarn-original-max-position-embeddings", "--yarn-beta-fast", "--yarn-beta-slow",
+      "--rotary-seq-len-interpolation-factor", "--glu-linear-offset", "--activation-func-clamp-value",
+      "--softmax-type", "--softmax-scale", "--window-attn-skip-freq", "--moe-router-dtype",
+      "--moe-router-topk-scaling-factor", "--moe-router-load-balancing-type", "--moe-aux-loss-coeff",
+      "--megatron-fsdp-version"};
   return flags;
 }
 const std::set<std::string>& switch_flags() {
@@ -42,7 +51,8 @@ const std::set<std::string>& switch_flags() {
       "--add-qkv-bias", "--multi-latent-attention", "--no-overlap-p2p-communication", "--moe-grouped-gemm",
       "--moe-pad-expert-input-to-capacity", "--moe-router-force-load-balancing",
       "--overlap-moe-expert-parallel-comm", "--delay-wgrad-compute", "--fp8-param-gather", "--use-megatron-fsdp",
-      "--moe-router-enable-expert-bias", "--moe-router-pre-softmax", "--qk-layernorm"};
+      "--moe-router-enable-expert-bias", "--moe-router-pre-softmax", "--qk-layernorm", "--quick-geglu",
+      "--use-rope-scaling", "--no-gradient-accumulation-fusion"};
   return flags;
 }
 
@@ -85,7 +95,19 @@ PlanRequest plan_from_megatron_args(const std::vector<std::string>& args, const 
   if (model.is_moe() && values.count("--expert-tensor-parallel-size"))
     s += ",etp=" + values.at("--expert-tensor-parallel-size");
   const std::int64_t pp = get("--pipeline-model-parallel-size", 1);
-  if (values.count("--num-virtual-stages-per-pipeline-rank"))
+  // An explicit layout (uneven virtual stages): its stage count is pp x vpp; the first and last
+  // virtual stages' transformer layers are the plan's first / last stage layers.
+  std::int64_t layout_first = 0, layout_last = 0;
+  if (values.count("--pipeline-model-parallel-layout")) {
+    const auto stages = megatron_layout_stages(values.at("--pipeline-model-parallel-layout"));
+    const auto stage_count = static_cast<std::int64_t>(stages.size());
+    if (pp < 1 || stage_count % pp != 0)
+      throw Error("--pipeline-model-parallel-layout", "its stages do not divide by the pipeline size",
+                  "pp x vpp stages separated by |");
+    s += fmt::format(",vpp={}", stage_count / pp);
+    layout_first = std::count(stages.front().begin(), stages.front().end(), 't');
+    layout_last = std::count(stages.back().begin(), stages.back().end(), 't');
+  } else if (values.count("--num-virtual-stages-per-pipeline-rank"))
     s += fmt::format(",vpp={}", get("--num-virtual-stages-per-pipeline-rank", 1));
   else if (values.count("--num-layers-per-virtual-pipeline-stage")) {
     const std::int64_t per_chunk = get("--num-layers-per-virtual-pipeline-stage", 1);
@@ -98,8 +120,8 @@ PlanRequest plan_from_megatron_args(const std::vector<std::string>& args, const 
   // layout, so an exported plan reads back to the same plan.
   PlanRequest layout = load_plan(s + ",sp=0,zero=0", model, cluster);
   const LayerSplit default_split = split_layers(layout.plan, model.layers);
-  const std::int64_t first = get("--decoder-first-pipeline-num-layers", 0);
-  const std::int64_t last = get("--decoder-last-pipeline-num-layers", 0);
+  const std::int64_t first = layout_first ? layout_first : get("--decoder-first-pipeline-num-layers", 0);
+  const std::int64_t last = layout_last ? layout_last : get("--decoder-last-pipeline-num-layers", 0);
   const bool is_default = (first == 0 || first == default_split.first) && (last == 0 || last == default_split.last);
   if (!is_default) {
     if (first) s += fmt::format(",first_stage_layers={}", first);
@@ -113,7 +135,11 @@ PlanRequest plan_from_megatron_args(const std::vector<std::string>& args, const 
     s += fmt::format(",recompute_layers={}", get("--recompute-num-layers", 0));
   if (!modules.empty()) s += ",recompute_modules=" + modules;
   const bool fsdp = switches.count("--use-torch-fsdp2") || switches.count("--use-megatron-fsdp");
-  s += fsdp ? ",zero=3" : (switches.count("--use-distributed-optimizer") ? ",zero=1" : ",zero=0");
+  // Megatron-FSDP's optim_grads shards optimizer state and gradients (ZeRO-2); optim_grads_params
+  // (its default) parameters too.
+  const auto strategy = values.find("--data-parallel-sharding-strategy");
+  const bool grads_only = strategy != values.end() && strategy->second == "optim_grads";
+  s += fsdp ? (grads_only ? ",zero=2" : ",zero=3") : (switches.count("--use-distributed-optimizer") ? ",zero=1" : ",zero=0");
   s += values.count("--fp8-format") ? ",precision=fp8" : ",precision=bf16";
   if (values.count("--fp8-format")) {
     // Megatron's default recipe is delayed scaling.

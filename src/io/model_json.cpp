@@ -6,6 +6,44 @@ namespace tessera {
 
 using namespace json_fields;
 
+namespace {
+
+RopeScaling rope_scaling_from_json(const nlohmann::json& j, const std::string& path) {
+  require_object(j, path);
+  reject_unknown_keys(j, path, {"type", "factor", "original_max_positions", "low_freq_factor",
+                                "high_freq_factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim"});
+  RopeScaling r;
+  r.kind = parse_rope_scaling_kind(get_string(j, "type", path));
+  r.factor = get_number_or(j, "factor", path, r.factor);
+  r.original_max_positions = get_int_or(j, "original_max_positions", path, 0);
+  r.low_freq_factor = get_number_or(j, "low_freq_factor", path, r.low_freq_factor);
+  r.high_freq_factor = get_number_or(j, "high_freq_factor", path, r.high_freq_factor);
+  r.beta_fast = get_number_or(j, "beta_fast", path, r.beta_fast);
+  r.beta_slow = get_number_or(j, "beta_slow", path, r.beta_slow);
+  r.mscale = get_number_or(j, "mscale", path, r.mscale);
+  r.mscale_all_dim = get_number_or(j, "mscale_all_dim", path, r.mscale_all_dim);
+  return r;
+}
+
+nlohmann::json rope_scaling_to_json(const RopeScaling& r) {
+  nlohmann::json j = {{"type", to_string(r.kind)}, {"factor", r.factor},
+                      {"original_max_positions", r.original_max_positions}};
+  if (r.kind == RopeScalingKind::linear) {
+    j.erase("original_max_positions");
+  } else if (r.kind == RopeScalingKind::llama3) {
+    j["low_freq_factor"] = r.low_freq_factor;
+    j["high_freq_factor"] = r.high_freq_factor;
+  } else {
+    j["beta_fast"] = r.beta_fast;
+    j["beta_slow"] = r.beta_slow;
+    j["mscale"] = r.mscale;
+    j["mscale_all_dim"] = r.mscale_all_dim;
+  }
+  return j;
+}
+
+}  // namespace
+
 ModelSpec model_from_json(const nlohmann::json& j, const std::string& path) {
   require_object(j, path);
   reject_unknown_keys(j, path,
@@ -13,7 +51,9 @@ ModelSpec model_from_json(const nlohmann::json& j, const std::string& path) {
                        "kv_heads", "head_dim", "vocab", "max_context", "mlp", "attention", "norm",
                        "position", "tied_embeddings", "linear_bias", "qkv_bias", "embedding_norm",
                        "attention_sinks", "dropout", "sliding_window", "qk_norm", "mtp_layers",
-                       "moe", "mla"});
+                       "swa_global_every", "rope_base", "rope_scaling", "norm_eps", "glu_quick_gelu",
+                       "glu_linear_offset", "glu_clamp", "attention_logit_softcap",
+                       "final_logit_softcap", "query_pre_attn_scalar", "moe", "mla"});
   ModelSpec m;
   m.name = get_string_or(j, "name", path, "custom");
   m.layers = get_int(j, "layers", path);
@@ -38,13 +78,23 @@ ModelSpec model_from_json(const nlohmann::json& j, const std::string& path) {
   m.sliding_window = get_int_or(j, "sliding_window", path, 0);
   m.qk_norm = get_bool_or(j, "qk_norm", path, false);
   m.mtp_layers = get_int_or(j, "mtp_layers", path, 0);
+  m.swa_global_every = get_int_or(j, "swa_global_every", path, m.swa_global_every);
+  m.rope_base = get_number_or(j, "rope_base", path, m.rope_base);
+  m.norm_eps = get_number_or(j, "norm_eps", path, m.norm_eps);
+  m.glu_quick_gelu = get_bool_or(j, "glu_quick_gelu", path, false);
+  m.glu_linear_offset = get_number_or(j, "glu_linear_offset", path, 0.0);
+  m.glu_clamp = get_number_or(j, "glu_clamp", path, 0.0);
+  m.attention_logit_softcap = get_number_or(j, "attention_logit_softcap", path, 0.0);
+  m.final_logit_softcap = get_number_or(j, "final_logit_softcap", path, 0.0);
+  m.query_pre_attn_scalar = get_number_or(j, "query_pre_attn_scalar", path, 0.0);
+  if (has(j, "rope_scaling")) m.rope_scaling = rope_scaling_from_json(j.at("rope_scaling"), path + ".rope_scaling");
   if (has(j, "moe")) {
     const auto& moe = j.at("moe");
     const std::string p = path + ".moe";
     require_object(moe, p);
     reject_unknown_keys(moe, p, {"experts", "top_k", "expert_ffn_hidden", "shared_experts",
                                  "dense_layers", "layer_freq", "router_bias", "scoring", "groups",
-                                 "topk_groups"});
+                                 "topk_groups", "aux_loss_coeff", "sequence_aux_loss", "topk_scaling"});
     m.moe.experts = get_int(moe, "experts", p);
     m.moe.top_k = get_int(moe, "top_k", p);
     m.moe.expert_ffn_hidden = get_int(moe, "expert_ffn_hidden", p);
@@ -56,6 +106,9 @@ ModelSpec model_from_json(const nlohmann::json& j, const std::string& path) {
       m.moe.scoring = parse_router_scoring(get_string(moe, "scoring", p));
     m.moe.groups = get_int_or(moe, "groups", p, 0);
     m.moe.topk_groups = get_int_or(moe, "topk_groups", p, 0);
+    m.moe.aux_loss_coeff = get_number_or(moe, "aux_loss_coeff", p, 0.0);
+    m.moe.sequence_aux_loss = get_bool_or(moe, "sequence_aux_loss", p, false);
+    m.moe.topk_scaling = get_number_or(moe, "topk_scaling", p, 0.0);
   }
   if (has(j, "mla")) {
     const auto& mla = j.at("mla");
@@ -97,7 +150,17 @@ nlohmann::json model_to_json(const ModelSpec& m) {
       {"sliding_window", m.sliding_window},
       {"qk_norm", m.qk_norm},
       {"mtp_layers", m.mtp_layers},
+      {"swa_global_every", m.swa_global_every},
+      {"rope_base", m.rope_base},
+      {"norm_eps", m.norm_eps},
+      {"glu_quick_gelu", m.glu_quick_gelu},
+      {"glu_linear_offset", m.glu_linear_offset},
+      {"glu_clamp", m.glu_clamp},
+      {"attention_logit_softcap", m.attention_logit_softcap},
+      {"final_logit_softcap", m.final_logit_softcap},
+      {"query_pre_attn_scalar", m.query_pre_attn_scalar},
   };
+  if (m.rope_scaling.kind != RopeScalingKind::none) j["rope_scaling"] = rope_scaling_to_json(m.rope_scaling);
   if (m.is_moe())
     j["moe"] = {{"experts", m.moe.experts},
                 {"top_k", m.moe.top_k},
@@ -108,7 +171,10 @@ nlohmann::json model_to_json(const ModelSpec& m) {
                 {"router_bias", m.moe.router_bias},
                 {"scoring", to_string(m.moe.scoring)},
                 {"groups", m.moe.groups},
-                {"topk_groups", m.moe.topk_groups}};
+                {"topk_groups", m.moe.topk_groups},
+                {"aux_loss_coeff", m.moe.aux_loss_coeff},
+                {"sequence_aux_loss", m.moe.sequence_aux_loss},
+                {"topk_scaling", m.moe.topk_scaling}};
   if (m.attention == AttentionKind::mla)
     j["mla"] = {{"q_lora_rank", m.mla.q_lora_rank},
                 {"kv_lora_rank", m.mla.kv_lora_rank},

@@ -1,12 +1,14 @@
 #include "io/multimodal_json.h"
 
 #include <filesystem>
+#include <optional>
 
 #include "core/error.h"
 #include "io/builtin_data.h"
 #include "io/json_fields.h"
 #include "io/model_json.h"
 #include "io/model_source.h"
+#include "io/name_match.h"
 
 namespace tessera {
 
@@ -88,10 +90,27 @@ MultimodalSpec multimodal_from_json(const nlohmann::json& j, const std::string& 
 
 std::vector<std::string> builtin_multimodal_names() { return builtin_json_names(kDir); }
 
+namespace {
+// The built-in multimodal model a name means: exact, else case- and separator-insensitive
+// (io/name_match.h); nullopt when it names none (a file path, or unknown).
+std::optional<std::string> builtin_multimodal_name(const std::string& name) {
+  const auto names = builtin_multimodal_names();
+  if (const auto index = match_name(name, names, "model")) return names[*index];
+  return std::nullopt;
+}
+MultimodalSpec builtin_multimodal_model(const std::string& name) {
+  const auto* file = find_builtin_file(std::string(kDir) + name + std::string(kJsonSuffix));
+  return multimodal_from_json(parse(std::string(file->text), "model '" + name + "'"), "model");
+}
+bool is_regular_file(const std::string& path) {
+  std::error_code ec;
+  return !path.empty() && std::filesystem::is_regular_file(path, ec);
+}
+}  // namespace
+
 bool is_multimodal_model(const std::string& name_or_path) {
   if (find_builtin_file(std::string(kDir) + name_or_path + std::string(kJsonSuffix))) return true;
-  std::error_code ec;
-  if (name_or_path.empty() || !std::filesystem::is_regular_file(name_or_path, ec)) return false;
+  if (!is_regular_file(name_or_path)) return !name_or_path.empty() && builtin_multimodal_name(name_or_path).has_value();
   try {
     const auto j = parse_file(name_or_path, "model");
     return j.is_object() && j.contains("modules");
@@ -101,15 +120,14 @@ bool is_multimodal_model(const std::string& name_or_path) {
 }
 
 MultimodalSpec load_multimodal_model(const std::string& name_or_path) {
-  if (const auto* file = find_builtin_file(std::string(kDir) + name_or_path + std::string(kJsonSuffix)))
-    return multimodal_from_json(parse(std::string(file->text), "model '" + name_or_path + "'"), "model");
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(name_or_path, ec)) {
-    std::string names;
-    for (const auto& n : builtin_multimodal_names()) names += (names.empty() ? "" : ", ") + n;
-    throw Error("model", "unknown multimodal model '" + name_or_path + "'", names + ", or a multimodal model JSON path");
-  }
-  return multimodal_from_json(parse_file(name_or_path, "model"), "model");
+  // An exact built-in name first, then a file, then a forgiving match.
+  if (find_builtin_file(std::string(kDir) + name_or_path + std::string(kJsonSuffix)))
+    return builtin_multimodal_model(name_or_path);
+  if (is_regular_file(name_or_path)) return multimodal_from_json(parse_file(name_or_path, "model"), "model");
+  if (const auto resolved = builtin_multimodal_name(name_or_path)) return builtin_multimodal_model(*resolved);
+  const auto names = builtin_multimodal_names();
+  throw unknown_name_error("model", "multimodal model", name_or_path, either_of(nearest_names(name_or_path, names)),
+                           joined_names(names) + ", or a multimodal model JSON path");
 }
 
 }  // namespace tessera

@@ -3,7 +3,7 @@
 #include <fmt/core.h>
 
 #include "core/units.h"
-#include "export/megatron_launch.h"
+#include "io/megatron_args_json.h"
 #include "io/plan_text.h"
 
 namespace tessera {
@@ -23,7 +23,7 @@ nlohmann::json plan_json(const MultimodalPlan& p, const MultimodalSpec& model, c
                        {"gpus", m.gpus},
                        {"plan", module_plan_to_json(m, p, w)},
                        {"busy_s", m.busy_s}});
-  return {{"strategy", p.disaggregated ? "disaggregated" : "monolithic"},
+  nlohmann::json out = {{"strategy", p.disaggregated ? "disaggregated" : "monolithic"},
           {"plan", plan_to_json(p.backbone_plan, w)},
           {"iteration_time_s", p.iteration_time_s},
           {"mfu", p.mfu},
@@ -33,8 +33,9 @@ nlohmann::json plan_json(const MultimodalPlan& p, const MultimodalSpec& model, c
           {"fits", p.fits},
           {"gpus_used", p.gpus_used},
           {"gpus_idle", p.gpus_idle},
-          {"modules", modules},
-          {"megatron_args", megatron_args(model.backbone().transformer, p.backbone_plan, w)}};
+          {"modules", modules}};
+  add_megatron_args(out, model.backbone().transformer, p.backbone_plan, w);
+  return out;
 }
 
 std::string module_text(const ModulePlacement& m, const MultimodalPlan& p, const Workload& w) {
@@ -43,21 +44,14 @@ std::string module_text(const ModulePlacement& m, const MultimodalPlan& p, const
   return fmt::format("tp={},dp={},recompute={}", m.plan.tp, m.plan.dp, to_string(m.plan.recompute));
 }
 
-// The fastest of the disaggregated plan and the monolithic ones (on every GPU or fewer).
-std::string recommended(const MultimodalSearch& s) {
-  std::string best = "none";
-  double best_s = 0;
-  auto consider = [&](bool found, double time_s, const std::string& name) {
-    if (found && (best == "none" || time_s < best_s)) {
-      best = name;
-      best_s = time_s;
-    }
-  };
-  consider(!s.plans.empty(), s.plans.empty() ? 0.0 : s.plans.front().iteration_time_s, "disaggregated");
-  consider(s.monolithic_found, s.monolithic.iteration_time_s, "monolithic");
-  consider(s.monolithic_subset_found, s.monolithic_subset.iteration_time_s,
-           "monolithic on " + std::to_string(s.subset_gpus) + " GPUs");
-  return best;
+std::string strategy_name(const MultimodalSearch& s, MultimodalStrategy strategy) {
+  switch (strategy) {
+    case MultimodalStrategy::disaggregated: return "disaggregated";
+    case MultimodalStrategy::monolithic: return "monolithic";
+    case MultimodalStrategy::monolithic_subset: return "monolithic on " + std::to_string(s.subset_gpus) + " GPUs";
+    case MultimodalStrategy::none: break;
+  }
+  return "none";
 }
 
 }  // namespace
@@ -80,7 +74,10 @@ nlohmann::json multimodal_search_to_json(const MultimodalSearch& s, const Multim
                         {"search_time_s", s.search_time_s},
                         {"plans", plans},
                         {"backbone_only_mfu", s.backbone_only_mfu}};
-  out["recommended"] = recommended(s);
+  const MultimodalStrategy chosen = recommended_strategy(s);
+  out["recommended"] = strategy_name(s, chosen);
+  out["recommended_plan"] =
+      chosen == MultimodalStrategy::none ? nlohmann::json(nullptr) : plan_json(strategy_plan(s, chosen), model, w);
   out["baseline_monolithic"] = s.monolithic_found ? plan_json(s.monolithic, model, w) : nlohmann::json(nullptr);
   if (s.monolithic_found && !s.plans.empty())
     out["speedup_over_monolithic"] = s.monolithic.iteration_time_s / s.plans.front().iteration_time_s;
@@ -110,14 +107,35 @@ std::string multimodal_search_to_table(const MultimodalSearch& s, const Multimod
     for (const auto& m : p.modules)
       out += fmt::format("  {:<10} {:<20} {:>6} GPUs  {}\n", to_string(m.role), m.name, m.gpus, module_text(m, p, w));
   };
-  if (s.plans.empty()) out += "disaggregated: no plan fits\n";
-  for (std::size_t i = 0; i < s.plans.size(); ++i)
-    block(i == 0 ? "disaggregated (best)" : "disaggregated (runner-up)", s.plans[i]);
-  out += "\n";
-  if (s.monolithic_found) block("monolithic baseline (every GPU)", s.monolithic);
-  else out += "monolithic baseline: no layout fits\n";
-  if (s.monolithic_subset_found)
-    block(fmt::format("monolithic on {} GPUs", s.subset_gpus).c_str(), s.monolithic_subset);
+  // The recommended strategy first (its line, then its block), then the others in search order.
+  const MultimodalStrategy chosen = recommended_strategy(s);
+  out += "recommended: " + strategy_name(s, chosen) + "\n\n";
+  const std::string subset_title = fmt::format("monolithic on {} GPUs", s.subset_gpus);
+  auto strategy_block = [&](MultimodalStrategy strategy) {
+    switch (strategy) {
+      case MultimodalStrategy::disaggregated:
+        if (s.plans.empty()) out += "disaggregated: no plan fits\n";
+        for (std::size_t i = 0; i < s.plans.size(); ++i)
+          block(i == 0 ? "disaggregated (best)" : "disaggregated (runner-up)", s.plans[i]);
+        break;
+      case MultimodalStrategy::monolithic:
+        if (s.monolithic_found) block("monolithic baseline (every GPU)", s.monolithic);
+        else out += "monolithic baseline: no layout fits\n";
+        break;
+      case MultimodalStrategy::monolithic_subset:
+        if (s.monolithic_subset_found) block(subset_title.c_str(), s.monolithic_subset);
+        break;
+      case MultimodalStrategy::none:
+        break;
+    }
+  };
+  if (chosen != MultimodalStrategy::none) {
+    strategy_block(chosen);
+    out += "\n";
+  }
+  for (MultimodalStrategy other :
+       {MultimodalStrategy::disaggregated, MultimodalStrategy::monolithic, MultimodalStrategy::monolithic_subset})
+    if (other != chosen) strategy_block(other);
   out += fmt::format("\nbackbone alone (text only) on every GPU: MFU {:.1f}%\n", 100.0 * s.backbone_only_mfu);
   if (s.subset_gpus > 0)
     out += fmt::format("backbone alone (text only) on {} GPUs: MFU {:.1f}% of the whole cluster\n", s.subset_gpus,
@@ -133,7 +151,6 @@ std::string multimodal_search_to_table(const MultimodalSearch& s, const Multimod
                          s.subset_gpus, s.monolithic_subset.iteration_time_s / d.iteration_time_s,
                          s.backbone_only_subset_mfu > 0 ? d.mfu / s.backbone_only_subset_mfu : 0.0);
   }
-  out += "recommended: " + recommended(s) + "\n";
   return out;
 }
 

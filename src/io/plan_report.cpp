@@ -6,11 +6,13 @@
 
 #include "core/checks.h"
 #include "core/error.h"
-#include "io/integer_text.h"
 #include "core/units.h"
+#include "io/integer_text.h"
+#include "io/accuracy_classes.h"
 #include "io/estimate_report.h"
-#include "export/megatron_launch.h"
+#include "io/megatron_args_json.h"
 #include "io/plan_text.h"
+#include "search/plan_space.h"
 
 namespace tessera {
 
@@ -40,6 +42,7 @@ std::string short_plan(const Plan& p) {
   // The MoE and FP8 keys where they are not the defaults (they matter only then).
   if (p.ep > 1 && p.dispatcher != MoeDispatcher::alltoall) s += fmt::format(",dispatcher={}", to_string(p.dispatcher));
   if (p.overlap_ep) s += p.delay_wgrad ? ",overlap_ep+delay_wgrad" : ",overlap_ep";
+  if (p.overlap_tp_comm) s += ",overlap_tp";
   if (p.capacity_factor > 0) s += fmt::format(",capacity_factor={}", p.capacity_factor);
   if (p.precision == Precision::fp8) {
     s += fmt::format(",fp8={}", to_string(p.fp8_recipe));
@@ -56,11 +59,40 @@ std::int64_t to_int(const std::string& key, const std::string& text) {
 
 }  // namespace
 
-std::string why_winner(const PlanSearch& search, const Workload&) {
+namespace {
+
+// Time terms within this fraction of the runner-up's iteration time are not named as reasons.
+constexpr double kNegligibleTermFraction = 1e-4;
+// Memory differences below this are not named (the table prints one decimal of GiB).
+constexpr double kNegligibleMemoryGib = 0.05;
+constexpr std::size_t kTermsShown = 3;
+
+// "tp=1,cp=2 (runner-up tp=2,cp=1)": the plan keys whose values differ.
+std::string differing_keys(const Plan& winner, const Plan& runner_up, const Workload& w) {
+  const nlohmann::json a = plan_to_json(winner, w), b = plan_to_json(runner_up, w);
+  std::string mine, theirs;
+  for (const auto& [key, value] : a.items()) {
+    if (b.contains(key) && b.at(key) == value) continue;
+    const auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+    mine += fmt::format("{}{}={}", mine.empty() ? "" : ",", key, text(value));
+    theirs += fmt::format("{}{}={}", theirs.empty() ? "" : ",", key, b.contains(key) ? text(b.at(key)) : "-");
+  }
+  return mine.empty() ? "" : fmt::format("{} (runner-up {})", mine, theirs);
+}
+
+std::string why(const PlanSearch& search, const Cluster* cluster, const Workload& workload) {
   if (search.plans.size() < 2) return "";
-  const Estimate& a = search.plans[0].estimate;
-  const Estimate& b = search.plans[1].estimate;
+  const RankedPlan& first = search.plans[0];
+  const RankedPlan& second = search.plans[1];
+  const Estimate& a = first.estimate;
+  const Estimate& b = second.estimate;
   const double gap = b.iteration_time_s - a.iteration_time_s;
+  const bool tie = std::abs(gap) <= kTimeTieFraction * std::max(a.iteration_time_s, b.iteration_time_s);
+  std::string out =
+      tie ? fmt::format("{} ranks above {}: equal time within {:g}% ({:.3f} s vs {:.3f} s);", short_plan(first.plan),
+                        short_plan(second.plan), 100 * kTimeTieFraction, a.iteration_time_s, b.iteration_time_s)
+          : fmt::format("{} beats {} by {:.3f} s ({:.1f}%):", short_plan(first.plan), short_plan(second.plan), gap,
+                        100.0 * gap / b.iteration_time_s);
   struct Diff {
     const char* name;
     double seconds;
@@ -68,50 +100,101 @@ std::string why_winner(const PlanSearch& search, const Workload&) {
   std::vector<Diff> diffs;
   for (const Term& t : kTerms) diffs.push_back({t.name, b.time.*t.field - a.time.*t.field});
   std::sort(diffs.begin(), diffs.end(), [](const Diff& x, const Diff& y) { return std::abs(x.seconds) > std::abs(y.seconds); });
-  std::string why = fmt::format("{} beats {} by {:.3f} s ({:.1f}%):", short_plan(search.plans[0].plan),
-                                short_plan(search.plans[1].plan), gap,
-                                b.iteration_time_s > 0 ? 100.0 * gap / b.iteration_time_s : 0.0);
-  int shown = 0;
+  std::size_t shown = 0;
   for (const Diff& d : diffs) {
-    if (shown == 3 || std::abs(d.seconds) < 1e-4 * std::max(1e-9, b.iteration_time_s)) break;
-    why += fmt::format("{} {} {:.3f} s {}", shown ? "," : "", d.name, std::abs(d.seconds), d.seconds > 0 ? "less" : "more");
+    if (shown == kTermsShown || std::abs(d.seconds) < kNegligibleTermFraction * std::max(1e-9, b.iteration_time_s)) break;
+    out += fmt::format("{} {} {:.3f} s {}", shown ? "," : "", d.name, std::abs(d.seconds), d.seconds > 0 ? "less" : "more");
     ++shown;
   }
-  if (shown == 0) why += " same time";
+  if (shown == 0) out += " every time term equal";
   const double mem = (b.peak_memory_bytes - a.peak_memory_bytes) / units::kGiB;
-  if (std::abs(mem) >= 0.05) why += fmt::format("; {:.1f} GiB {} memory", std::abs(mem), mem > 0 ? "less" : "more");
-  return why;
+  if (std::abs(mem) >= kNegligibleMemoryGib) out += fmt::format("; {:.1f} GiB {} memory", std::abs(mem), mem > 0 ? "less" : "more");
+  else if (tie) out += "; the same memory";
+  if (cluster != nullptr) {
+    const int ca = cross_node_groups(first.plan, *cluster), cb = cross_node_groups(second.plan, *cluster);
+    if (ca != cb)
+      out += fmt::format("; {} {} tp/cp/expert group(s) crossing nodes", std::abs(ca - cb), ca < cb ? "fewer" : "more");
+  }
+  const std::string keys = differing_keys(first.plan, second.plan, workload);
+  if (!keys.empty()) out += fmt::format("; differs in {}", keys);
+  return out;
 }
 
-nlohmann::json plan_search_to_json(const PlanSearch& s, const ModelSpec& model, const Workload& w) {
+nlohmann::json search_json(const PlanSearch& s, const ModelSpec& model, const Cluster* cluster, const Workload& w) {
   nlohmann::json plans = nlohmann::json::array();
   for (const auto& r : s.plans) {
     const Estimate& e = r.estimate;
-    plans.push_back({{"plan", plan_to_json(r.plan, w)},
-                     {"iteration_time_s", e.iteration_time_s},
-                     {"mfu", e.mfu},
-                     {"tokens_per_s", e.tokens_per_s},
-                     {"peak_memory_gib", e.peak_memory_bytes / units::kGiB},
-                     {"fits", e.fits},
-                     {"estimate", estimate_to_json(e)},
-                     {"megatron_args", megatron_args(model, r.plan, w)}});
+    nlohmann::json entry = {{"plan", plan_to_json(r.plan, w)},
+                            {"iteration_time_s", e.iteration_time_s},
+                            {"mfu", e.mfu},
+                            {"tokens_per_s", e.tokens_per_s},
+                            {"peak_memory_gib", e.peak_memory_bytes / units::kGiB},
+                            {"fits", e.fits},
+                            {"estimate", estimate_to_json(e)}};
+    add_megatron_args(entry, model, r.plan, w);
+    if (cluster != nullptr) {
+      entry["confidence"] = confidence_to_json(estimate_confidence(model, *cluster, r.plan, w));
+      entry["cross_node_groups"] = cross_node_groups(r.plan, *cluster);
+    }
+    plans.push_back(std::move(entry));
   }
   nlohmann::json out = {{"evaluated", s.evaluated},
                         {"feasible", s.feasible},
                         {"search_time_s", s.search_time_s},
                         {"plans_per_s", s.search_time_s > 0 ? static_cast<double>(s.evaluated) / s.search_time_s : 0.0},
+                        {"memory_limit_gib", s.memory_limit_bytes / units::kGiB},
+                        {"headroom_gib", s.headroom_bytes / units::kGiB},
+                        {"aliases", s.aliases},
                         {"plans", plans},
-                        {"why", why_winner(s, w)}};
+                        {"why", why(s, cluster, w)}};
   if (s.plans.empty())
     out["min_peak_memory_gib"] = s.min_peak_memory_bytes / units::kGiB;
   return out;
 }
 
+// "fit in 75.2 GiB (79.2 usable less 5% headroom)" or "fit in 60.0 GiB (--max-memory-gib)".
+std::string limit_text(const PlanSearch& s, double fallback_limit_gib) {
+  if (s.memory_limit_bytes <= 0) return fmt::format("{:.1f} GiB", fallback_limit_gib);
+  const double limit = s.memory_limit_bytes / units::kGiB;
+  if (s.headroom_bytes <= 0) return fmt::format("{:.1f} GiB (--max-memory-gib)", limit);
+  return fmt::format("{:.1f} GiB ({:.1f} usable less {:g}% headroom)", limit, limit + s.headroom_bytes / units::kGiB,
+                     100 * kDefaultMemoryHeadroomFraction);
+}
+
+// One confidence line for the whole list when every plan has the same, else one per plan.
+std::string confidence_lines(const PlanSearch& s, const ModelSpec& model, const Cluster& cluster, const Workload& w) {
+  std::vector<std::string> lines;
+  for (const auto& r : s.plans) lines.push_back(confidence_text(estimate_confidence(model, cluster, r.plan, w)));
+  if (lines.empty()) return "";
+  if (std::all_of(lines.begin(), lines.end(), [&](const std::string& l) { return l == lines.front(); }))
+    return fmt::format("confidence (every plan above): {}\n", lines.front());
+  std::string out = "confidence:\n";
+  for (std::size_t i = 0; i < lines.size(); ++i) out += fmt::format("{:>3}  {}\n", i + 1, lines[i]);
+  return out;
+}
+
+}  // namespace
+
+std::string why_winner(const PlanSearch& search, const Workload& workload) { return why(search, nullptr, workload); }
+
+std::string why_winner(const PlanSearch& search, const Cluster& cluster, const Workload& workload) {
+  return why(search, &cluster, workload);
+}
+
+nlohmann::json plan_search_to_json(const PlanSearch& s, const ModelSpec& model, const Workload& w) {
+  return search_json(s, model, nullptr, w);
+}
+
+nlohmann::json plan_search_to_json(const PlanSearch& s, const ModelSpec& model, const Cluster& cluster,
+                                   const Workload& w) {
+  return search_json(s, model, &cluster, w);
+}
+
 std::string plan_search_to_table(const PlanSearch& s, const ModelSpec& model, const Cluster& cluster,
                                  const Workload& w, double memory_limit_gib) {
   std::string out;
-  out += fmt::format("searched {} plans ({} fit in {:.1f} GiB) in {:.3f} s: {:.0f} plans/s\n", s.evaluated,
-                     s.feasible, memory_limit_gib, s.search_time_s,
+  out += fmt::format("searched {} plans ({} fit in {}) in {:.3f} s: {:.0f} plans/s\n", s.evaluated,
+                     s.feasible, limit_text(s, memory_limit_gib), s.search_time_s,
                      s.search_time_s > 0 ? static_cast<double>(s.evaluated) / s.search_time_s : 0.0);
   if (s.plans.empty()) {
     out += fmt::format("no plan fits: the smallest peak is {:.1f} GiB per GPU ({}); it needs GPUs with at "
@@ -126,11 +209,12 @@ std::string plan_search_to_table(const PlanSearch& s, const ModelSpec& model, co
                        r.estimate.iteration_time_s, 100 * r.estimate.mfu, r.estimate.tokens_per_s,
                        r.estimate.peak_memory_bytes / units::kGiB);
   }
-  const std::string why = why_winner(s, w);
-  if (!why.empty()) out += "\n" + why + "\n";
+  out += fmt::format("\n{}", confidence_lines(s, model, cluster, w));
+  const std::string reason = why_winner(s, cluster, w);
+  if (!reason.empty()) out += fmt::format("\n{}\n", reason);
   out += "\nbest plan in full:\n";
   out += estimate_to_table(s.plans[0].estimate, model, cluster, s.plans[0].plan, w);
-  out += "\nMegatron-LM arguments:\n" + megatron_command_line(model, s.plans[0].plan, w) + "\n";
+  out += "\nMegatron-LM arguments:\n" + megatron_command_or_reason(model, s.plans[0].plan, w) + "\n";
   return out;
 }
 
@@ -139,14 +223,15 @@ nlohmann::json mixed_plan_to_json(const MixedPlan& m, const MixedCluster& cluste
   nlohmann::json pools = nlohmann::json::array();
   for (const auto& a : m.pools) {
     const Workload share{a.global_batch, w.seq_len};
-    pools.push_back({{"pool", a.pool},
+    nlohmann::json pool = {{"pool", a.pool},
                      {"gpu", cluster.pools[a.pool].gpu.key},
                      {"gpus", cluster.pools[a.pool].gpus()},
                      {"global_batch", a.global_batch},
                      {"plan", plan_to_json(a.plan.plan, share)},
                      {"iteration_time_s", a.plan.estimate.iteration_time_s},
-                     {"peak_memory_gib", a.plan.estimate.peak_memory_bytes / units::kGiB},
-                     {"megatron_args", megatron_args(model, a.plan.plan, share)}});
+                     {"peak_memory_gib", a.plan.estimate.peak_memory_bytes / units::kGiB}};
+    add_megatron_args(pool, model, a.plan.plan, share);
+    pools.push_back(std::move(pool));
   }
   nlohmann::json left = nlohmann::json::array();
   for (auto p : m.left_out) left.push_back({{"pool", p}, {"gpu", cluster.pools[p].gpu.key}});
@@ -233,7 +318,7 @@ PlanConstraints parse_constraints(const std::string& text) {
     else if (key == "flash") c.defaults.flash_attention = parse_switch("fix.flash", value);
     else if (key == "overlap_grad") c.defaults.overlap_grad_reduce = parse_switch("fix.overlap_grad", value);
     else if (key == "overlap_param") c.defaults.overlap_param_gather = parse_switch("fix.overlap_param", value);
-    else if (key == "overlap_tp") c.defaults.overlap_tp_comm = parse_switch("fix.overlap_tp", value);
+    else if (key == "overlap_tp") c.overlap_tp_comm = parse_switch("fix.overlap_tp", value);
     else if (key == "overlap_p2p") c.defaults.overlap_p2p = parse_switch("fix.overlap_p2p", value);
     else if (key == "p2p_sg") c.defaults.p2p_scatter_gather = parse_switch("fix.p2p_sg", value);
     else throw Error("fix." + key, "unknown key",

@@ -13,10 +13,23 @@
 
 namespace tessera {
 
+// {"evaluated", "feasible", "search_time_s", "plans_per_s", "memory_limit_gib", "headroom_gib",
+//  "aliases", "why", "plans": [{..., "confidence": {...}, "cross_node_groups"}]}. Without the
+// cluster (the older overload) the plans carry no confidence or node crossings.
+nlohmann::json plan_search_to_json(const PlanSearch& search, const ModelSpec& model, const Cluster& cluster,
+                                   const Workload& workload);
 nlohmann::json plan_search_to_json(const PlanSearch& search, const ModelSpec& model, const Workload& workload);
+// The table, each plan's confidence, the why line and the winner in full. The limit printed is
+// the search's own (PlanSearch::memory_limit_bytes); memory_limit_gib is used only when the
+// search carries none.
 std::string plan_search_to_table(const PlanSearch& search, const ModelSpec& model, const Cluster& cluster,
                                  const Workload& workload, double memory_limit_gib);
-// "tp=8,pp=8 beats tp=4,pp=16 by 0.41 s (2.1%): pipeline bubble 0.30 s less, ..." (empty if < 2).
+// "tp=8,pp=8 beats tp=4,pp=16 by 0.41 s (2.1%): pipeline bubble 0.30 s less, ...; 1.2 GiB more
+// memory; differs in tp=8,pp=8 (runner-up tp=4,pp=16)"; for times equal within kTimeTieFraction
+// "A ranks above B: equal time within 0.1% (...); 0.2 GiB less memory; ...; differs in ..."
+// (never a bare 0.0%). Empty with fewer than two plans. With the cluster it also names the
+// difference in groups crossing nodes.
+std::string why_winner(const PlanSearch& search, const Cluster& cluster, const Workload& workload);
 std::string why_winner(const PlanSearch& search, const Workload& workload);
 
 // A plan over pools of different GPUs (search/mixed_planner.h).
@@ -28,8 +41,9 @@ std::string mixed_plan_to_table(const MixedPlan& plan, const MixedCluster& clust
 // --fix "tp=8,recompute=full,...": the searched keys tp, pp, cp, ep, etp, vpp, mb, recompute,
 // recompute_layers, recompute_modules (pins recompute=selective), sp, zero, precision, fp8_recipe and
 // fp8_param_gather=1 (pin precision=fp8), dispatcher, overlap_ep, delay_wgrad (=1 pins overlap_ep);
-// and the switches every candidate runs with: capacity_factor, force_balance, reshard, flash,
-// overlap_grad, overlap_param, overlap_tp, overlap_p2p, p2p_sg.
+// overlap_tp (TP-communication overlap, searched where legal when unset); and the switches every
+// candidate runs with: capacity_factor, force_balance, reshard, flash, overlap_grad,
+// overlap_param, overlap_p2p, p2p_sg.
 PlanConstraints parse_constraints(const std::string& text);
 
 }  // namespace tessera

@@ -65,9 +65,10 @@ ForwardFlopsPerToken forward_flops_per_token(const ModelSpec& m, std::int64_t se
   const double full_span = causal_span ? causal_attention_span(seq, 0) : static_cast<double>(seq);
   double keys_summed_over_layers = static_cast<double>(m.layers) * full_span;
   if (causal_span && m.attention == AttentionKind::gqa_swa) {
-    // GPT-OSS alternates windowed and full layers.
-    const double local = static_cast<double>(m.layers / 2);
-    const double global = static_cast<double>(m.layers) - local;
+    // Every swa_global_every-th layer attends over the whole context (GPT-OSS and Gemma-2
+    // alternate; Gemma-3 has five local layers per global one), the rest over the window.
+    const double global = static_cast<double>(m.layers / m.swa_global_every);
+    const double local = static_cast<double>(m.layers) - global;
     keys_summed_over_layers =
         local * causal_attention_span(seq, m.sliding_window) + global * full_span;
   }

@@ -12,6 +12,29 @@ constexpr std::int64_t kMaxLayers = 100'000;
 constexpr std::int64_t kMaxVocab = 100'000'000;
 constexpr std::int64_t kMaxContext = 100'000'000;
 constexpr std::int64_t kMaxExperts = 1'000'000;
+constexpr double kMaxRopeBase = 1e12;
+// Norm epsilons in published configs run from 1e-12 (BERT) to 1e-5; 0.1 bounds typos.
+constexpr double kMinNormEps = 1e-30;
+constexpr double kMaxNormEps = 0.1;
+
+void require_in(const char* field, double value, double lo, double hi, const char* allowed) {
+  if (!(value >= lo && value <= hi)) throw Error(field, "got " + std::to_string(value), allowed);
+}
+
+void validate_rope_and_norm(const ModelSpec& m) {
+  require_in("model.rope_base", m.rope_base, 1.0, kMaxRopeBase, "a number from 1 (RoPE theta)");
+  require_in("model.norm_eps", m.norm_eps, kMinNormEps, kMaxNormEps, "a number in (0, 0.1]");
+  require_in("model.glu_clamp", m.glu_clamp, 0.0, kMaxWidth, "0 (no clamp) or a positive number");
+  require_in("model.attention_logit_softcap", m.attention_logit_softcap, 0.0, kMaxWidth, "0 (none) or a positive number");
+  require_in("model.final_logit_softcap", m.final_logit_softcap, 0.0, kMaxWidth, "0 (none) or a positive number");
+  require_in("model.query_pre_attn_scalar", m.query_pre_attn_scalar, 0.0, kMaxWidth, "0 (head_dim) or a positive number");
+  const RopeScaling& r = m.rope_scaling;
+  if (r.kind == RopeScalingKind::none) return;
+  require_in("model.rope_scaling.factor", r.factor, 1.0, kMaxContext, "a number from 1");
+  if (r.kind == RopeScalingKind::linear) return;  // needs no original context
+  require_positive("model.rope_scaling.original_max_positions", r.original_max_positions, kMaxContext);
+}
+
 }  // namespace
 
 void ModelSpec::validate() const {
@@ -29,6 +52,8 @@ void ModelSpec::validate() const {
   require_non_negative("model.mtp_layers", mtp_layers, kMaxLayers);
   if (attention == AttentionKind::gqa_swa && sliding_window == 0)
     throw Error("model.sliding_window", "gqa-swa needs a window", "an integer from 1");
+  if (attention == AttentionKind::gqa_swa) require_positive("model.swa_global_every", swa_global_every, layers);
+  validate_rope_and_norm(*this);
   if (is_moe()) {
     require_positive("model.moe.top_k", moe.top_k, moe.experts);
     require_positive("model.moe.expert_ffn_hidden", moe.expert_ffn_hidden, kMaxWidth);
@@ -43,6 +68,8 @@ void ModelSpec::validate() const {
       throw Error("model.moe.groups", "must divide the " + std::to_string(moe.experts) + " experts",
                   "0 (no group-limited routing) or a divisor of the experts");
     require_non_negative("model.moe.topk_groups", moe.topk_groups, moe.groups);
+    require_in("model.moe.aux_loss_coeff", moe.aux_loss_coeff, 0.0, 1.0, "a number from 0 to 1");
+    require_in("model.moe.topk_scaling", moe.topk_scaling, 0.0, kMaxWidth, "0 (not scaled) or a positive number");
     if (moe.groups > 0 && moe.topk_groups == 0)
       throw Error("model.moe.topk_groups", "group-limited routing needs the groups each token may use",
                   "an integer from 1 to " + std::to_string(moe.groups));
@@ -68,6 +95,22 @@ const char* to_string(MlpType value) {
     case MlpType::relu2: return "relu2";
   }
   return "?";
+}
+const char* to_string(RopeScalingKind value) {
+  switch (value) {
+    case RopeScalingKind::none: return "none";
+    case RopeScalingKind::llama3: return "llama3";
+    case RopeScalingKind::yarn: return "yarn";
+    case RopeScalingKind::linear: return "linear";
+  }
+  return "?";
+}
+RopeScalingKind parse_rope_scaling_kind(const std::string& text) {
+  if (text == "none") return RopeScalingKind::none;
+  if (text == "llama3") return RopeScalingKind::llama3;
+  if (text == "yarn") return RopeScalingKind::yarn;
+  if (text == "linear") return RopeScalingKind::linear;
+  throw Error("rope_scaling.type", "unknown value '" + text + "'", "none, llama3, yarn, linear");
 }
 const char* to_string(AttentionKind value) {
   switch (value) {

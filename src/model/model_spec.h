@@ -15,6 +15,23 @@ enum class PositionEmbedding { learned, rope, alibi };
 // (DeepSeek-V3 §2.1.2, Megatron --moe-router-score-function sigmoid).
 enum class RouterScoring { softmax, sigmoid };
 
+// RoPE frequency scaling for a context longer than the one pre-trained at: Llama 3.1's "llama3"
+// rule (HF rope_scaling rope_type "llama3": factor, low/high frequency factors, original context)
+// YaRN (arXiv 2309.00071; DeepSeek-V3, GPT-OSS, Qwen long-context configs), or linear position
+// interpolation (HF rope_type "linear": positions divided by the factor; Gemma-3's global layers).
+enum class RopeScalingKind { none, llama3, yarn, linear };
+struct RopeScaling {
+  RopeScalingKind kind = RopeScalingKind::none;
+  double factor = 1.0;
+  std::int64_t original_max_positions = 0;  // the pre-training context the factor extends
+  double low_freq_factor = 1.0;             // llama3
+  double high_freq_factor = 4.0;            // llama3
+  double beta_fast = 32.0;                  // yarn
+  double beta_slow = 1.0;                   // yarn
+  double mscale = 1.0;                      // yarn (DeepSeek's attention-temperature terms)
+  double mscale_all_dim = 0.0;              // yarn
+};
+
 // Mixture of experts. experts == 0 means a dense model.
 struct MoeSpec {
   std::int64_t experts = 0;            // routed experts per MoE layer
@@ -31,6 +48,13 @@ struct MoeSpec {
   // Group-limited routing (DeepSeek-V3 §2.1.2: 8 groups, top-4 groups): 0 = not grouped.
   std::int64_t groups = 0;
   std::int64_t topk_groups = 0;
+  // Load balancing as trained: the auxiliary loss coefficient (0 = none; HF router_aux_loss_coef,
+  // DeepSeek aux_loss_alpha), computed per sequence (DeepSeek-V3 §2.1.2's complementary
+  // sequence-wise loss) or per batch; and the routed weights' scale (HF routed_scaling_factor,
+  // 0 = not scaled).
+  double aux_loss_coeff = 0.0;
+  bool sequence_aux_loss = false;
+  double topk_scaling = 0.0;
 };
 
 // Multi-head latent attention (DeepSeek-V2/V3): low-rank Q and joint KV compression.
@@ -69,6 +93,23 @@ struct ModelSpec {
   // num_nextn_predict_layers): each is an embedding-norm pair, a 2h -> h projection and one
   // transformer layer of the model's last-layer kind, sharing the embedding and output head.
   std::int64_t mtp_layers = 0;
+  // With gqa-swa, every n-th layer attends over the whole context, the others over the window
+  // (GPT-OSS and Gemma-2 alternate: 2; Gemma-3 has 5 local layers per global one: 6).
+  std::int64_t swa_global_every = 2;
+  double rope_base = 10000.0;  // RoPE theta (HF rope_theta; Llama 3 500000, Qwen2.5 1e6)
+  RopeScaling rope_scaling;
+  double norm_eps = 1e-5;      // HF rms_norm_eps / layer_norm_eps
+  // GPT-OSS's gated MLP (HF GptOssExperts): gate * sigmoid(1.702 gate) (a quick-GELU gate, not
+  // SiLU), times (up + glu_linear_offset), with gate and up clamped to glu_clamp (swiglu_limit).
+  // Costs as swiglu: the same three matrices.
+  bool glu_quick_gelu = false;
+  double glu_linear_offset = 0.0;
+  double glu_clamp = 0.0;  // 0 = not clamped
+  // Gemma-2 tanh soft-capping of attention scores and of the final logits (0 = none), and its
+  // query scale 1/sqrt(query_pre_attn_scalar) (0 = 1/sqrt(head_dim)). Elementwise: no parameters.
+  double attention_logit_softcap = 0.0;
+  double final_logit_softcap = 0.0;
+  double query_pre_attn_scalar = 0.0;
   MoeSpec moe;
   MlaSpec mla;
 
@@ -95,6 +136,8 @@ struct ModelSpec {
 };
 
 const char* to_string(MlpType value);
+const char* to_string(RopeScalingKind value);
+RopeScalingKind parse_rope_scaling_kind(const std::string& text);  // Error("rope_scaling.type", ...)
 const char* to_string(AttentionKind value);
 const char* to_string(NormType value);
 const char* to_string(RouterScoring value);

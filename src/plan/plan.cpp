@@ -209,6 +209,10 @@ void validate_plan(const Plan& p, const ModelSpec& m, const Cluster& c, const Wo
     throw Error("vpp", "interleaving needs pp > 1", "1 when pp = 1");
   if (p.sequence_parallel && p.tp == 1)
     throw Error("sp", "sequence parallelism needs tp > 1", "0 when tp = 1");
+  // Megatron-LM validate_args (arguments.py, d98e8a64): "Tensor parallel communication/GEMM
+  // overlap can happen only when sequence parallelism is enabled".
+  if (p.overlap_tp_comm && !p.sequence_parallel)
+    throw Error("overlap_tp", "TP-communication overlap needs sequence parallelism", "0, or sp=1 with tp > 1");
   if (p.cp > 1 && !p.flash_attention)
     throw Error("cp", "context parallelism needs fused (flash) attention, and the plan has flash=0",
                 "1 when flash=0");

@@ -91,7 +91,8 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
   }
   out.media_token_fraction = backbone_tokens_total > 0 ? media_tokens / backbone_tokens_total : 0.0;
   const double flops = model_flops_per_step(model, seqs, seq_len);
-  const double memory_limit = cluster.gpu.usable_memory_gib * units::kGiB;
+  // The planner's memory limit (usable memory less its default headroom), for modules and backbone alike.
+  const double memory_limit = tessera::memory_limit(cluster, PlanConstraints{}).limit_bytes;
   const std::int64_t N = cluster.gpus();
 
   // Disaggregated: backbone candidates on whole nodes, module groups on the rest.
@@ -112,7 +113,9 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
   // The backbone per count: full recompute of all layers or none (no partial), and the sharded
   // optimizers only (the unsharded one holds more memory for the same traffic), to keep the search
   // of ~70 counts inside a second.
+  // bf16 only: the lower bounds below assume the 16-bit GEMM peak.
   PlanConstraints fix;
+  fix.precision_choices = {Precision::bf16};
   fix.recompute_layers = 0;
   fix.zero_choices = {OptimizerSharding::zero1, OptimizerSharding::zero3};
   PlannerOptions bo;
@@ -287,7 +290,6 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
     p.backbone_plan = b.plan;
     p.backbone_gpus = b.gpus;
     p.iteration_time_s = simulator().makespan(x.costs) + x.tail_s;
-    if (getenv("MMDBG") && out.simulated % 1000 == 1) fprintf(stderr, "gb %ld lb %.4f sim %.4f stage_bound %.4f tail %.4f\n", (long)b.gpus, cand.lower_bound_s, p.iteration_time_s, b.stage_bound_s, b.inputs.tail_s);
     p.gpus_used = b.gpus;
     p.peak_memory_bytes = b.estimate.peak_memory_bytes;
     for (std::size_t i = 0; i < model.modules.size(); ++i) {
@@ -368,13 +370,49 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
     fill_rates(mono, cluster, flops, backbone_tokens_total, out.samples);
   };
   // Every plan on every GPU; on the subset, the per-count space (the time budget).
-  references(N, PlanConstraints{}, out.monolithic, out.monolithic_found, out.backbone_only_mfu);
+  PlanConstraints every_plan;
+  every_plan.precision_choices = {Precision::bf16};
+  references(N, every_plan, out.monolithic, out.monolithic_found, out.backbone_only_mfu);
   if (best_alone_gpus > 0 && best_alone_gpus != N) {
     out.subset_gpus = best_alone_gpus;
     references(best_alone_gpus, fix, out.monolithic_subset, out.monolithic_subset_found, out.backbone_only_subset_mfu);
   }
   out.search_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return out;
+}
+
+MultimodalStrategy recommended_strategy(const MultimodalSearch& s) {
+  MultimodalStrategy best = MultimodalStrategy::none;
+  double best_s = 0;
+  auto consider = [&](bool found, MultimodalStrategy strategy) {
+    if (!found) return;
+    const double time_s = strategy_plan(s, strategy).iteration_time_s;
+    if (best == MultimodalStrategy::none || time_s < best_s) {
+      best = strategy;
+      best_s = time_s;
+    }
+  };
+  consider(!s.plans.empty(), MultimodalStrategy::disaggregated);
+  consider(s.monolithic_found, MultimodalStrategy::monolithic);
+  consider(s.monolithic_subset_found, MultimodalStrategy::monolithic_subset);
+  return best;
+}
+
+const MultimodalPlan& strategy_plan(const MultimodalSearch& s, MultimodalStrategy strategy) {
+  switch (strategy) {
+    case MultimodalStrategy::disaggregated:
+      if (!s.plans.empty()) return s.plans.front();
+      break;
+    case MultimodalStrategy::monolithic:
+      if (s.monolithic_found) return s.monolithic;
+      break;
+    case MultimodalStrategy::monolithic_subset:
+      if (s.monolithic_subset_found) return s.monolithic_subset;
+      break;
+    case MultimodalStrategy::none:
+      break;
+  }
+  throw Error("plan", "no plan of that strategy fits", "a request where the strategy has a plan");
 }
 
 Timeline disaggregated_timeline(const MultimodalSpec& model, const Cluster& cluster, const DataMix& mix,
@@ -391,6 +429,16 @@ Timeline disaggregated_timeline(const MultimodalSpec& model, const Cluster& clus
   std::vector<const GroupOption*> chosen;
   for (const auto& o : options) chosen.push_back(&o);
   return simulator().run(extended_pipeline(model, cluster, b, groups, chosen).costs);
+}
+
+Timeline monolithic_backbone_timeline(const MultimodalSpec& model, const Cluster& cluster, const DataMix& mix,
+                                      std::int64_t global_batch, const MultimodalPlan& plan) {
+  if (plan.disaggregated) throw Error("trace", "the plan is disaggregated", "a monolithic plan");
+  const Workload w{global_batch, mix.sequence_tokens};
+  Timeline timeline;
+  (void)estimate_with_timeline(model.backbone().transformer, sub_cluster(cluster, plan.backbone_gpus),
+                               plan.backbone_plan, w, timeline);
+  return timeline;
 }
 
 }  // namespace tessera

@@ -101,8 +101,24 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
                                          const DataMix& mix, std::int64_t global_batch,
                                          const MultimodalOptions& options = {});
 
+// The strategies a search compares, and the one it recommends: the fastest of the best
+// disaggregated plan and the monolithic layouts (on every GPU, or on the subset of fewer GPUs
+// where the backbone alone runs fastest); none when nothing fits. Ties keep the earlier strategy in
+// this order (disaggregated, monolithic, subset).
+enum class MultimodalStrategy { none, disaggregated, monolithic, monolithic_subset };
+MultimodalStrategy recommended_strategy(const MultimodalSearch& search);
+// The strategy's plan in `search` (the best disaggregated one for disaggregated); throws Error for
+// none or a strategy the search did not find.
+const MultimodalPlan& strategy_plan(const MultimodalSearch& search, MultimodalStrategy strategy);
+
 // The simulated step of one disaggregated plan (its per-op timeline), for traces.
 Timeline disaggregated_timeline(const MultimodalSpec& model, const Cluster& cluster, const DataMix& mix,
                                 std::int64_t global_batch, const MultimodalPlan& plan, std::uint64_t seed);
+
+// The backbone plan of a monolithic plan simulated as `tessera estimate --trace` simulates a plan
+// (cost/cost_model.h, on the plan's GPUs): the pipeline the modules fold into, without their own
+// slots (the monolithic search's per-replica costs live in search/monolithic_plan.cpp).
+Timeline monolithic_backbone_timeline(const MultimodalSpec& model, const Cluster& cluster, const DataMix& mix,
+                                      std::int64_t global_batch, const MultimodalPlan& plan);
 
 }  // namespace tessera

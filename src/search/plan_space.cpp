@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "core/divisors.h"
+#include "search/confidence.h"
 
 namespace tessera {
 
@@ -51,7 +52,14 @@ Plan canonical_plan(const Plan& plan, const ModelSpec& m) {
   if (p.zero != OptimizerSharding::zero3) p.reshard_after_forward = defaults.reshard_after_forward;
   if (p.recompute == Recompute::full && p.recompute_layers > 0 && p.recompute_layers >= m.layers)
     p.recompute_layers = 0;
+  if (p.tp == 1) p.sequence_parallel = false;
+  if (!p.sequence_parallel) p.overlap_tp_comm = false;
   return p;
+}
+
+int cross_node_groups(const Plan& p, const Cluster& c) {
+  const auto crosses = [&](std::int64_t group_gpus) { return group_gpus > 1 && nodes_spanned(group_gpus, c) > 1 ? 1 : 0; };
+  return crosses(p.tp) + (p.cp > 1 ? crosses(p.tp * p.cp) : 0) + (p.ep > 1 ? crosses(p.expert_tp() * p.ep) : 0);
 }
 
 bool same_configuration(const Plan& a, const Plan& b) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "hardware/cluster.h"
 #include "hardware/gpu_spec.h"
 #include "model/model_spec.h"
 #include "plan/plan.h"
@@ -22,8 +23,15 @@ namespace tessera {
 //     mlp dropped when no layer has a dense MLP, shared_experts when the model has none, moe_act and
 //     shared_experts when the whole moe module is recomputed (they are inside it);
 //   - optimizer sharding other than zero3: reshard_after_forward on (the key is FSDP's);
-//   - full recompute of N layers with N >= every chunk's layers: N = 0 (every layer).
+//   - full recompute of N layers with N >= every chunk's layers: N = 0 (every layer);
+//   - tp = 1: no sequence parallelism, no TP-communication overlap (no TP group); without
+//     sequence parallelism no TP-communication overlap (Megatron asserts it needs sp).
 Plan canonical_plan(const Plan& plan, const ModelSpec& model);
+
+// How many of the plan's tensor-, context- and expert-parallel groups span more than one node
+// (0 to 3; ranks laid out tp innermost, then cp, dp; experts etp, then ep): the groups whose
+// collectives leave NVLink. The planner breaks time ties with it.
+int cross_node_groups(const Plan& plan, const Cluster& cluster);
 
 // Field-wise equality of every Plan field (one configuration; adapt/plan_family.h has same_plan,
 // which compares only the fields a reconfiguration changes).

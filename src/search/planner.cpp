@@ -13,6 +13,7 @@
 #include "core/divisors.h"
 #include "core/error.h"
 #include "core/units.h"
+#include "search/framework_support.h"
 #include "search/plan_space.h"
 
 namespace tessera {
@@ -94,6 +95,86 @@ std::int64_t drop_aliases(std::vector<RankedPlan>& plans) {
   return dropped;
 }
 
+// Within a run of ties (times within kTimeTieFraction of the run's fastest): lower peak memory,
+// then fewer groups crossing nodes, then the simpler plan.
+void order_ties(std::vector<RankedPlan>& plans, const Cluster& cluster) {
+  const auto tie_order = [&](const RankedPlan& a, const RankedPlan& b) {
+    if (a.estimate.peak_memory_bytes != b.estimate.peak_memory_bytes)
+      return a.estimate.peak_memory_bytes < b.estimate.peak_memory_bytes;
+    const int ca = cross_node_groups(a.plan, cluster), cb = cross_node_groups(b.plan, cluster);
+    if (ca != cb) return ca < cb;
+    return better(a, b);
+  };
+  for (std::size_t i = 0; i < plans.size();) {
+    const double run_end_s = plans[i].estimate.iteration_time_s * (1.0 + kTimeTieFraction);
+    std::size_t j = i + 1;
+    while (j < plans.size() && plans[j].estimate.iteration_time_s <= run_end_s) ++j;
+    std::sort(plans.begin() + static_cast<std::ptrdiff_t>(i), plans.begin() + static_cast<std::ptrdiff_t>(j), tie_order);
+    i = j;
+  }
+}
+
+// The keys that make two plans different models of execution for a user: the model-parallel
+// layout, recompute and precision. Plans equal in these differ only in how the data-parallel
+// and context-parallel ranks share the batch (dp x cp, micro-batch), the optimizer sharding or a
+// switch (FP8 param gather, dispatcher, overlaps).
+bool same_layout(const Plan& a, const Plan& b) {
+  const auto keys = [](const Plan& p) {
+    return std::tie(p.tp, p.pp, p.ep, p.etp, p.vpp, p.recompute, p.recompute_layers, p.recompute_modules, p.precision,
+                    p.fp8_recipe, p.framework, p.flash_attention, p.first_stage_layers, p.last_stage_layers);
+  };
+  return keys(a) == keys(b);
+}
+
+// `k` ties `r` in time (within kTimeTieFraction) with no more memory and no more groups crossing
+// nodes (the caller checks they share a layout).
+bool dominates(const RankedPlan& k, const RankedPlan& r, const Cluster& cluster) {
+  const double t = r.estimate.iteration_time_s, tk = k.estimate.iteration_time_s;
+  return t >= tk * (1.0 - kTimeTieFraction) && t <= tk * (1.0 + kTimeTieFraction) &&
+         r.estimate.peak_memory_bytes >= k.estimate.peak_memory_bytes &&
+         cross_node_groups(r.plan, cluster) >= cross_node_groups(k.plan, cluster);
+}
+
+// Drops (and counts) each plan that a better-ranked plan of the same layout dominates: zero1 and
+// zero3 costing the same, dp and cp swapped with the micro-batch, a switch that buys nothing.
+std::int64_t drop_dominated_variants(std::vector<RankedPlan>& plans, const Cluster& cluster) {
+  std::vector<RankedPlan> kept;
+  kept.reserve(plans.size());
+  for (auto& r : plans) {
+    const bool dominated = std::any_of(kept.begin(), kept.end(), [&](const RankedPlan& k) {
+      return same_layout(k.plan, r.plan) && dominates(k, r, cluster);
+    });
+    if (!dominated) kept.push_back(std::move(r));
+  }
+  const auto dropped = static_cast<std::int64_t>(plans.size() - kept.size());
+  plans = std::move(kept);
+  return dropped;
+}
+
+// The search space of the framework a caller plans for (fix.defaults.framework). torchtitan
+// (search/framework_support.h) has FSDP2 or DDP only (no ZeRO-1/2), the all-to-all dispatcher
+// without EP overlap, no FP8 parameter gather, no partial full recompute, and MTP only without
+// pipeline or context parallelism; the rest of its rules filter each candidate.
+PlanConstraints framework_constraints(const ModelSpec& model, PlanConstraints fix) {
+  if (fix.defaults.framework != TrainingFramework::torchtitan) return fix;
+  if (const TorchtitanFlavor* flavor = torchtitan_flavor(model); flavor == nullptr || flavor->vision_language_only) {
+    const char* why = torchtitan_unsupported_reason(model, Plan{});
+    throw Error("--framework", "torchtitan cannot run " + model.name + (why != nullptr ? std::string(": ") + why : ""),
+                "megatron, or a model torchtitan ships (search/framework_support.h)");
+  }
+  if (fix.zero_choices.empty()) fix.zero_choices = {OptimizerSharding::none, OptimizerSharding::zero3};
+  if (!fix.dispatcher) fix.dispatcher = MoeDispatcher::alltoall;
+  if (!fix.overlap_ep) fix.overlap_ep = false;
+  if (!fix.delay_wgrad) fix.delay_wgrad = false;
+  if (!fix.fp8_param_gather) fix.fp8_param_gather = false;
+  if (!fix.recompute_layers) fix.recompute_layers = 0;
+  if (model.mtp_layers > 0) {
+    if (!fix.pp) fix.pp = 1;
+    if (!fix.cp) fix.cp = 1;
+  }
+  return fix;
+}
+
 bool is_valid(const Plan& p, const ModelSpec& model, const Cluster& cluster, const Workload& workload) {
   try {
     validate_plan(p, model, cluster, workload);
@@ -105,15 +186,25 @@ bool is_valid(const Plan& p, const ModelSpec& model, const Cluster& cluster, con
 
 }  // namespace
 
+MemoryLimit memory_limit(const Cluster& cluster, const PlanConstraints& fix) {
+  if (fix.max_memory_gib) {
+    if (!(*fix.max_memory_gib > 0.0)) throw Error("--max-memory-gib", "must be positive", "a number of GiB > 0");
+    return {*fix.max_memory_gib * units::kGiB, 0.0};
+  }
+  const double usable_bytes = cluster.gpu.usable_memory_gib * units::kGiB;
+  const double headroom_bytes = kDefaultMemoryHeadroomFraction * usable_bytes;
+  return {usable_bytes - headroom_bytes, headroom_bytes};
+}
+
 PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Workload& workload,
-                        const PlanConstraints& fix, const PlannerOptions& options) {
+                        const PlanConstraints& requested, const PlannerOptions& options) {
   const auto started = std::chrono::steady_clock::now();
+  const PlanConstraints fix = framework_constraints(model, requested);
+  const bool torchtitan = fix.defaults.framework == TrainingFramework::torchtitan;
   workload.validate();
   const std::int64_t gpus = cluster.gpus();
-  const double limit_bytes =
-      fix.max_memory_gib ? *fix.max_memory_gib * units::kGiB : cluster.gpu.usable_memory_gib * units::kGiB;
-  if (fix.max_memory_gib && !(*fix.max_memory_gib > 0.0))
-    throw Error("--max-memory-gib", "must be positive", "a number of GiB > 0");
+  const MemoryLimit limit = memory_limit(cluster, fix);
+  const double limit_bytes = limit.limit_bytes;
   if (fix.recompute_modules && fix.recompute && *fix.recompute != Recompute::selective)
     throw Error("fix.recompute_modules", "only applies to selective recompute", "recompute=selective or unset");
   if (fix.delay_wgrad.value_or(false) && !fix.overlap_ep.value_or(true))
@@ -163,6 +254,9 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
   std::erase_if(precisions, [&](Precision p) {
     return p == Precision::fp8 && (cluster.gpu.fp8_tflops <= 0 || (recipe == Fp8Recipe::mxfp8 && !cluster.gpu.mxfp8));
   });
+  // --fix overlap_tp (or a caller's defaults with it on) pins TP-communication overlap.
+  const std::optional<bool> overlap_tp_pin =
+      fix.overlap_tp_comm ? fix.overlap_tp_comm : fix.defaults.overlap_tp_comm ? std::optional<bool>{true} : std::nullopt;
   const std::vector<unsigned> module_sets =
       fix.recompute_modules ? std::vector<unsigned>{*fix.recompute_modules} : searched_recompute_modules(model);
 
@@ -234,6 +328,10 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
     base.first_stage_layers = base.last_stage_layers = 0;
     base.sequence_parallel = fix.sequence_parallel.value_or(sh.tp > 1);
     if ((base.sequence_parallel && sh.tp == 1) || workload.global_batch % base.dp != 0) return;
+    // TP-communication overlap where legal (header: it dominates); pinned on, only there.
+    const bool tp_overlap_legal = base.sequence_parallel && sh.tp > 1;
+    if (overlap_tp_pin.value_or(false) && !tp_overlap_legal) return;
+    base.overlap_tp_comm = overlap_tp_pin.value_or(tp_overlap_legal);
     // Expert communication variants of this shape, less the pinned-out ones.
     searched_expert_comm(model, sh.ep, comms);
     if (fix.dispatcher && model.is_moe() && sh.ep == 1) comms.front().dispatcher = *fix.dispatcher;
@@ -257,6 +355,9 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
       }
       e = estimate_analytical(model, cluster, p, workload);
       ++wk.evaluated;
+      // A plan the framework cannot run still bounds the plans around it (the probes), but is
+      // never a candidate.
+      if (torchtitan && !torchtitan_can_run(model, p)) return true;
       if (wk.min_peak < 0 || e.peak_memory_bytes < wk.min_peak) {
         wk.min_peak = e.peak_memory_bytes;
         wk.min_plan = p;
@@ -501,6 +602,8 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
   for (auto& th : pool) th.join();
 
   PlanSearch result;
+  result.memory_limit_bytes = limit.limit_bytes;
+  result.headroom_bytes = limit.headroom_bytes;
   result.reference_rank = options.reference ? 1 : 0;
   std::vector<RankedPlan> merged;
   for (auto& wk : workers) {
@@ -529,6 +632,8 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
   // Re-score with the simulated pipeline: the times `tessera estimate` prints.
   for (auto& r : merged) r.estimate = estimate(model, cluster, r.plan, workload);
   result.aliases += drop_aliases(merged);
+  order_ties(merged, cluster);
+  if (!options.keep_tied_variants) result.aliases += drop_dominated_variants(merged, cluster);
   if (merged.size() > options.top_k) merged.resize(options.top_k);
   result.plans = std::move(merged);
   result.search_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

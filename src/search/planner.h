@@ -19,9 +19,17 @@
 //     all-gather = all-reduce) while halving nothing but memory and norm work, so sp on is never
 //     slower or bigger in this cost model; zero2 is not searched (no Megatron-LM flag; it has
 //     zero1's time and less memory than zero1 only by sharding gradients, which Megatron's
-//     distributed optimizer does not).
-// Ties (equal time and memory) go to the simpler plan: less sharding, less recompute, fewer
-// chunks, smaller micro-batches, fewer cp / ep / pp ranks (a deterministic order).
+//     distributed optimizer does not);
+//   - dominance: TP-communication overlap (Megatron --tp-comm-overlap: Transformer Engine's
+//     userbuffers pipeline the sequence-parallel all-gather / reduce-scatter with the GEMMs they
+//     feed) only lowers the exposed TP time in this cost model and holds the same memory, so
+//     where it is legal (tp > 1 with sequence parallelism; arguments.py asserts
+//     sequence_parallel) it is on unless pinned off (--fix overlap_tp=0); pinned on, shapes
+//     where it is illegal are skipped.
+// Ties: the final list is ordered by time; plans within kTimeTieFraction of the fastest of
+// their run of ties are ordered by lower peak memory, then fewer tp / cp / expert groups
+// crossing nodes (cross_node_groups), then the simpler plan (less sharding, less recompute,
+// fewer chunks, smaller micro-batches, fewer cp / ep / pp ranks: a deterministic order).
 // Candidates are ranked with the closed-form pipeline (estimate_analytical), skipping those whose
 // lower bound (from a plan with recompute none; planner.cpp lists the bounds) cannot reach the
 // best `rescored`; those best are re-scored with the simulated pipeline (estimate), which is what
@@ -52,9 +60,10 @@ struct PlanConstraints {
   // When `zero` is unset and this is not empty: the shardings searched (default: all three).
   std::vector<OptimizerSharding> zero_choices;
   std::optional<Precision> precision;
-  // When `precision` is unset and this is not empty: the precisions searched (default: bf16 only,
-  // what the multimodal planner's bf16 lower bounds assume; `tessera plan` adds fp8 on FP8 GPUs).
-  std::vector<Precision> precision_choices;
+  // When `precision` is unset: the precisions searched. Default bf16 and fp8 (with the GPU's
+  // natural recipe); fp8 is dropped on GPUs without FP8 tensor cores. Callers whose bounds assume
+  // bf16 (the multimodal planner) pass {bf16}.
+  std::vector<Precision> precision_choices = {Precision::bf16, Precision::fp8};
   // MoE keys (search/plan_space.h lists what is searched when unset). etp 0 = tp.
   std::optional<std::int64_t> etp;
   std::optional<MoeDispatcher> dispatcher;
@@ -65,11 +74,38 @@ struct PlanConstraints {
   // FP8 recipe (default: the GPU's natural one) and parameter gather in FP8.
   std::optional<Fp8Recipe> fp8_recipe;
   std::optional<bool> fp8_param_gather;
+  // TP-communication overlap (Megatron --tp-comm-overlap, TE userbuffers); unset = on wherever
+  // it is legal (tp > 1 with sequence parallelism), where it is never slower (see planner.cpp).
+  std::optional<bool> overlap_tp_comm;
   bool allow_cross_node_tp = false;
   // Every field the search does not set (overlap switches, attention kernel, p2p) comes from here.
   Plan defaults;
-  std::optional<double> max_memory_gib;  // replaces the GPU's usable memory when set
+  // The per-GPU memory limit, exactly, when set; else the GPU's usable memory less
+  // kDefaultMemoryHeadroomFraction of it.
+  std::optional<double> max_memory_gib;
 };
+
+// Default memory headroom: plans must fit in 95% of the GPU's usable memory. The memory model
+// already holds the CUDA context, workspaces, NCCL buffers per communicator and 10% of transient
+// memory for allocator fragmentation; the headroom covers what it cannot see: fragmentation
+// growth over a long run (PyTorch's caching allocator keeps freed blocks of many sizes), NCCL
+// buffers of communicators created lazily (e.g. by checkpointing or evaluation), and the
+// memory model's own error (median 2.7%, max 22% against torchtitan's published peaks,
+// scripts/memory_validation.py). 5% (4 GiB of an 80 GB GPU) is the margin practitioners leave
+// when tuning the micro-batch to the largest that fits.
+inline constexpr double kDefaultMemoryHeadroomFraction = 0.05;
+
+// Ranked plans whose iteration times differ by less than this fraction are ties (ordered by
+// lower peak memory, then fewer communication groups crossing nodes, then simplicity): an order
+// below the step-to-step jitter of a real run (~1%) and the cost model's error (~5%).
+inline constexpr double kTimeTieFraction = 1e-3;
+
+// The memory limit in force: `max_memory_gib` exactly, else usable memory less the headroom.
+struct MemoryLimit {
+  double limit_bytes = 0;
+  double headroom_bytes = 0;  // 0 when max_memory_gib is given
+};
+MemoryLimit memory_limit(const Cluster& cluster, const PlanConstraints& constraints);
 
 struct RankedPlan {
   Plan plan;
@@ -91,6 +127,9 @@ struct PlanSearch {
   std::int64_t invalid = 0;
   // Candidates merged into a simpler plan with an identical estimate (aliases).
   std::int64_t aliases = 0;
+  // The per-GPU memory limit the search applied and the headroom taken off the usable memory.
+  double memory_limit_bytes = 0;
+  double headroom_bytes = 0;
 };
 
 struct PlannerOptions {
@@ -104,13 +143,18 @@ struct PlannerOptions {
   // Rank the reference by the simulated pipeline (what `tessera estimate` prints) instead of the
   // closed form: every feasible candidate is simulated, so this is for reports, not the CLI.
   bool simulate_reference_rank = false;
-  // How many of the best plans by the closed form are re-scored with the simulator (at least top_k).
+  // How many of the best plans by the closed form are re-scored with the simulator (at least
+  // top_k; dominated variants are dropped after re-scoring, so the list may hold fewer).
   std::size_t rescored = 64;
   // Tests: run validate_plan on every candidate (the enumeration is built to produce only valid
   // plans, so the hot loop skips it; PlanSearch::invalid counts the ones it would reject).
   bool validate_every_candidate = false;
   // Tests: cost every candidate (no memory or time-bound pruning; the result is the same).
   bool exhaustive = false;
+  // Keep the variants of one layout that the cost model predicts tie (zero1 vs zero3 at the same
+  // time, dp and cp swapped): a list for people shows them once, but the goodput controller
+  // (adapt/candidate_set.cpp) keeps them, since measured step times can tell them apart.
+  bool keep_tied_variants = false;
 };
 
 PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Workload& workload,

@@ -23,7 +23,7 @@ TEST(CandidateSet, HoldsThePlannersBestAtEveryBatchAndEveryPlanWhereItRuns) {
   for (std::size_t b = 0; b < grid.size(); ++b) {
     const Candidate& best = set.candidates[set.planner_best[b]];
     EXPECT_EQ(best.global_batch, grid[b]);
-    const PlanSearch search = search_plans(model, cluster, Workload{grid[b], 4096}, {}, one);
+    const PlanSearch search = search_plans(model, cluster, Workload{grid[b], 4096}, CandidateOptions{}.constraints, one);
     EXPECT_DOUBLE_EQ(best.predicted_step_time_s, search.plans[0].estimate.iteration_time_s);
     // No candidate at this batch is predicted faster than the planner's best.
     for (const Candidate& c : set.candidates)

@@ -1,9 +1,14 @@
 // `tessera plan` for multimodal models, end to end: the JSON the issue specifies, the trace, and
-// bad input (one line naming the field, exit 2).
+// bad input (one line naming the field, exit 2); the recommended strategy printed first, traced
+// and emitted.
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -96,6 +101,126 @@ TEST_F(MultimodalPlanCli, JsonlSamplesPlan) {
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("data"), "samples");
   EXPECT_EQ(j.at("sequence_tokens"), 4096);  // LLaVA's context is shorter than the default 8192
+}
+
+}  // namespace
+
+namespace {
+
+using namespace tessera::testing;
+
+// Requests whose searches recommend each kind of strategy (checked below, so a cost-model change
+// that flips one shows up here rather than leaving a branch untested), each well under a second.
+struct StrategyCase {
+  std::vector<std::string> request;
+  std::string kind;  // what "recommended" starts with
+};
+const std::vector<StrategyCase> kStrategyCases = {
+    {{"--model", "llava-1.5-7b", "--cluster", "h100-sxm-80gb:16", "--gbs", "32"}, "monolithic"},
+    {{"--model", "qwen2-vl-72b", "--cluster", "h100-sxm-80gb:64", "--gbs", "128"}, "disaggregated"},
+};
+
+std::vector<std::string> plan_args(const StrategyCase& c, std::vector<std::string> more) {
+  std::vector<std::string> args = {"plan"};
+  args.insert(args.end(), c.request.begin(), c.request.end());
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+bool starts_with(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
+
+// A plan block's time as the table prints it (io/multimodal_report.cpp).
+std::string fmt_seconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f s/step", s);
+  return text;
+}
+
+class MultimodalRecommendation : public CliScratchTest {};
+
+// "recommended" is the fastest strategy the document reports, and recommended_plan is that plan.
+TEST_F(MultimodalRecommendation, IsTheFastestStrategyReported) {
+  for (const auto& c : kStrategyCases) {
+    const nlohmann::json j = run_json(plan_args(c, {"--quiet"}));
+    const std::string recommended = j.at("recommended");
+    EXPECT_TRUE(starts_with(recommended, c.kind)) << recommended;
+    std::vector<double> times;
+    if (!j.at("plans").empty()) times.push_back(j.at("plans")[0].at("iteration_time_s"));
+    if (j.at("baseline_monolithic").is_object()) times.push_back(j.at("baseline_monolithic").at("iteration_time_s"));
+    if (j.contains("on_fewer_gpus") && j.at("on_fewer_gpus").at("baseline_monolithic").is_object())
+      times.push_back(j.at("on_fewer_gpus").at("baseline_monolithic").at("iteration_time_s"));
+    ASSERT_FALSE(times.empty());
+    EXPECT_EQ(j.at("recommended_plan").at("iteration_time_s").get<double>(), *std::min_element(times.begin(), times.end()));
+    EXPECT_EQ(j.at("recommended_plan").at("strategy"), c.kind);
+  }
+}
+
+// The table opens with the recommendation, then the recommended strategy's block; --trace writes
+// that strategy's step (its process name says which, and a monolithic one has one track per
+// backbone pipeline stage).
+TEST_F(MultimodalRecommendation, TableLeadsWithItAndTraceShowsIt) {
+  for (const auto& c : kStrategyCases) {
+    const nlohmann::json j = run_json(plan_args(c, {"--quiet"}));
+    const auto trace = dir_ / "step.json";
+    const RunResult r = run(plan_args(c, {"--quiet", "--trace", trace.string()}));
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    const std::vector<std::string> lines = lines_of(r.out);
+    std::size_t first_block = lines.size(), recommendation = lines.size();
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      if (recommendation == lines.size() && starts_with(lines[i], "recommended: ")) recommendation = i;
+      if (first_block == lines.size() && (starts_with(lines[i], "disaggregated") || starts_with(lines[i], "monolithic")))
+        first_block = i;
+    }
+    ASSERT_LT(recommendation, first_block) << r.out;
+    EXPECT_EQ(lines[recommendation], "recommended: " + j.at("recommended").get<std::string>());
+    ASSERT_LT(first_block, lines.size()) << r.out;
+    EXPECT_TRUE(starts_with(lines[first_block], c.kind)) << lines[first_block];
+    EXPECT_NE(lines[first_block].find(fmt_seconds(j.at("recommended_plan").at("iteration_time_s"))), std::string::npos)
+        << lines[first_block];
+
+    std::ifstream in(trace);
+    const auto events = nlohmann::json::parse(in).at("traceEvents");
+    std::set<std::int64_t> tracks;
+    std::string process;
+    for (const auto& e : events) {
+      if (e.at("ph") == "X") tracks.insert(e.at("tid").get<std::int64_t>());
+      if (e.at("ph") == "M" && e.at("name") == "process_name") process = e.at("args").at("name");
+    }
+    EXPECT_NE(process.find(c.kind), std::string::npos) << process;
+    const auto& backbone = j.at("recommended_plan").at("plan");
+    if (c.kind == "monolithic") EXPECT_EQ(static_cast<std::int64_t>(tracks.size()), backbone.at("pp").get<std::int64_t>());
+    else EXPECT_GT(static_cast<std::int64_t>(tracks.size()), backbone.at("pp").get<std::int64_t>());  // + module stages
+  }
+}
+
+// --emit megatron: the recommended monolithic plan's backbone degrees; a disaggregated
+// recommendation is refused, naming --emit and pointing to --json.
+TEST_F(MultimodalRecommendation, EmitMegatronOnlyForAMonolithicRecommendation) {
+  for (const auto& c : kStrategyCases) {
+    const RunResult r = run(plan_args(c, {"--emit", "megatron"}));
+    if (c.kind == "disaggregated") {
+      EXPECT_EQ(r.exit_code, 2) << describe(r);
+      EXPECT_TRUE(r.out.empty()) << describe(r);
+      EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << describe(r);
+      for (const char* word : {"--emit", "per-module GPU groups", "--json"})
+        EXPECT_NE(r.err.find(word), std::string::npos) << word << "\n" << describe(r);
+      continue;
+    }
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    const auto backbone = run_json(plan_args(c, {"--quiet"})).at("recommended_plan").at("plan");
+    for (const auto& [flag, key] : {std::pair{"--tensor-model-parallel-size ", "tp"}, {"--pipeline-model-parallel-size ", "pp"}})
+      EXPECT_NE(r.out.find(flag + std::to_string(backbone.at(key).get<std::int64_t>())), std::string::npos) << r.out;
+  }
+  const RunResult other = run(plan_args(kStrategyCases.front(), {"--emit", "torchtitan"}));
+  EXPECT_EQ(other.exit_code, 2) << describe(other);
+  EXPECT_NE(other.err.find("--emit"), std::string::npos) << describe(other);
 }
 
 }  // namespace

@@ -96,5 +96,35 @@ TEST(GpuSpec, EachBadFieldNamed) {
   }
 }
 
+// Names and provenance: an alias may not be empty; family and source are free text (a custom
+// GPU's family is kCustomGpuFamily by convention of the file reader, not a validation rule).
+TEST(GpuSpec, AliasesMustBeNonEmpty) {
+  GpuSpec g = sample();
+  g.aliases = {"tg", ""};
+  EXPECT_EQ(thrown_field([&] { g.validate(); }), "gpu.test-gpu.aliases");
+  g.aliases = {"tg"};
+  g.family = std::string(kCustomGpuFamily);
+  g.source = "a test";
+  EXPECT_NO_THROW(g.validate());
+}
+
+// Equality covers every field: the GPU registry tells a harmless re-registration (identical)
+// from a clash (same name, other figures) with it.
+TEST(GpuSpec, EqualityCoversNamesProvenanceAndFigures) {
+  const GpuSpec base = sample();
+  EXPECT_EQ(base, sample());
+  const std::vector<std::function<void(GpuSpec&)>> changes = {
+      [](GpuSpec& g) { g.family = "hopper"; },     [](GpuSpec& g) { g.source += " (other)"; },
+      [](GpuSpec& g) { g.aliases = {"t"}; },       [](GpuSpec& g) { g.mxfp8 = true; },
+      [](GpuSpec& g) { g.gemm_half_dim += 1; },    [](GpuSpec& g) { g.usable_memory_gib -= 1; },
+      [](GpuSpec& g) { g.gpus_per_node = 4; },     [](GpuSpec& g) { g.name += " (other)"; },
+  };
+  for (const auto& change : changes) {
+    GpuSpec g = sample();
+    change(g);
+    EXPECT_FALSE(g == base);
+  }
+}
+
 }  // namespace
 }  // namespace tessera

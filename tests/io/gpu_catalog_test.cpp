@@ -1,5 +1,6 @@
 // The built-in GPU catalog against the published figures of ../shared/validation/README.md §3,
-// and the --cluster shorthand / cluster JSON.
+// the --cluster shorthand / cluster JSON (inline GPU objects too), forgiving GPU names, and the
+// user-GPU registry behind --gpu-file (clashes, idempotence, the B200-like example end to end).
 #include "io/gpu_catalog.h"
 
 #include <cmath>
@@ -12,6 +13,16 @@
 #include "common/thrown_field.h"
 
 #include "core/error.h"
+#include "cost/cost_model.h"
+#include "io/json_fields.h"
+#include "io/model_source.h"
+#include "io/validation.h"
+#include "search/planner.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 namespace tessera {
 namespace {
@@ -163,6 +174,158 @@ TEST(ClusterJson, Errors) {
   EXPECT_EQ(thrown_field([] { cluster_from_json({{"gpu", "h100-sxm-80gb"}, {"gpus", 16}, {"network_gbps_per_gpu", 0}}); }),
             "cluster.network_gbps_per_gpu");
   EXPECT_EQ(thrown_field([] { cluster_from_json({{"gpu", "tpu"}, {"gpus", 16}}); }), "gpu");
+}
+
+// --- forgiving names --------------------------------------------------------------------------
+
+TEST(GpuNames, CaseSeparatorsAndAliasesFindTheSameGpu) {
+  const GpuSpec* h100 = &find_gpu("h100-sxm-80gb");
+  for (const char* name : {"H100-SXM-80GB", "h100_sxm_80gb", "H100 SXM 80GB", "h100", "H100", "h100-sxm"})
+    EXPECT_EQ(&find_gpu(name), h100) << name;
+  EXPECT_EQ(load_cluster("H100:64").gpu, *h100);
+  // Aliases only where unambiguous: "a100" could be a 40 GB or an 80 GB part.
+  EXPECT_EQ(thrown_field([] { find_gpu("a100"); }), "gpu");
+}
+
+TEST(GpuNames, UnknownGpuSuggestsTheNearestKey) {
+  const auto message = [](const std::string& name) -> std::string {
+    try {
+      find_gpu(name);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "<no error>";
+  };
+  EXPECT_NE(message("h100-sxm-80g").find("did you mean h100-sxm-80gb?"), std::string::npos);
+  EXPECT_NE(message("h100x").find("did you mean h100-sxm-80gb?"), std::string::npos);  // via the alias
+  EXPECT_NE(message("a100").find("did you mean a100-class or a100-sxm-80gb?"), std::string::npos);
+  EXPECT_EQ(message("h100-sxm"), "<no error>");  // an alias
+  EXPECT_NE(message("H200-SXM").find("did you mean h200?"), std::string::npos);
+  EXPECT_NE(message("mi300").find("did you mean mi300x?"), std::string::npos);
+  EXPECT_EQ(message("tpu-v5p").find("did you mean"), std::string::npos);
+  EXPECT_EQ(message("h100-sxm-80g").find('\n'), std::string::npos);
+}
+
+TEST(GpuCatalog, FamiliesAndSourcesAreSetAndAgreeWithTheValidationFamilies) {
+  for (const auto& g : gpu_catalog()) {
+    EXPECT_NE(g.family, kCustomGpuFamily) << g.key;
+    EXPECT_FALSE(g.family.empty()) << g.key;
+    EXPECT_FALSE(g.source.empty()) << g.key;
+    // io/validation's family of the validation rows names the same architecture.
+    if (!gemm_family(g.key).empty()) {
+      EXPECT_EQ(gemm_family(g.key), g.family) << g.key;
+    }
+  }
+}
+
+// --- the user's GPUs (--gpu-file) -------------------------------------------------------------
+
+const std::string kExample = std::string(TESSERA_SOURCE_DIR) + "/examples/gpus/b200-like.json";
+
+class UserGpus : public ::testing::Test {
+ protected:
+  void SetUp() override { clear_user_gpus(); }
+  void TearDown() override { clear_user_gpus(); }
+
+  std::string write(const std::string& name, const nlohmann::json& j) {
+    const auto path = std::filesystem::path(::testing::TempDir()) /
+                      ("tessera_user_gpus_" + std::to_string(::getpid()) + "_" + name);
+    std::ofstream(path) << j.dump(2);
+    return path.string();
+  }
+};
+
+TEST_F(UserGpus, TheExampleRegistersAsACustomGpuAndResolvesInClusters) {
+  EXPECT_EQ(add_user_gpus_from_file(kExample), std::vector<std::string>{"my-b200"});
+  const GpuSpec& mine = find_gpu("My-B200");
+  EXPECT_EQ(mine.family, kCustomGpuFamily);  // the file names no family: efficiencies assumed
+  EXPECT_EQ(&find_gpu("my-b200"), &mine);
+  const Cluster c = load_cluster("my-b200:64");
+  EXPECT_EQ(c.gpu, mine);
+  EXPECT_EQ(c.gpus(), 64);
+  EXPECT_NE(thrown_field([] { find_gpu("v100"); }), "<no error>");
+  // The figures are the catalog B200's (same datasheet): only the names differ.
+  GpuSpec renamed = mine;
+  const GpuSpec& b200 = find_gpu("b200");
+  renamed.key = b200.key;
+  renamed.name = b200.name;
+  renamed.family = b200.family;
+  renamed.source = b200.source;
+  EXPECT_EQ(renamed, b200);
+}
+
+TEST_F(UserGpus, RegisteringTheSameGpusAgainChangesNothing) {
+  add_user_gpus_from_file(kExample);
+  add_user_gpus_from_file(kExample);
+  ASSERT_EQ(user_gpus().size(), 1u);
+  // `tessera gpus --json` (catalog + user GPUs) saved to a file reads back without a change.
+  std::vector<GpuSpec> all = gpu_catalog();
+  all.push_back(user_gpus().front());
+  const auto path = write("all-gpus.json", gpus_to_json(all));
+  EXPECT_EQ(add_user_gpus_from_file(path).size(), all.size());
+  EXPECT_EQ(user_gpus().size(), 1u);
+}
+
+TEST_F(UserGpus, ANameOfAnotherGpuIsAnErrorAndTheFileRegistersNothing) {
+  GpuSpec faster = find_gpu("h100-sxm-80gb");
+  faster.bf16_tflops *= 2;
+  EXPECT_EQ(thrown_field([&] { add_user_gpu(faster); }), "gpu.h100-sxm-80gb.key");
+  faster.key = "H100_SXM_80GB";  // the same name as find_gpu compares names
+  EXPECT_EQ(thrown_field([&] { add_user_gpu(faster); }), "gpu.H100_SXM_80GB.key");
+  faster.key = "fast-h100";
+  faster.aliases = {"h100"};  // the catalog GPU's alias
+  EXPECT_EQ(thrown_field([&] { add_user_gpu(faster); }), "gpu.fast-h100.aliases");
+  faster.aliases = {"Fast_H100"};  // repeats its own key
+  EXPECT_EQ(thrown_field([&] { add_user_gpu(faster); }), "gpu.fast-h100.aliases");
+  faster.aliases = {};
+  GpuSpec clash = faster;
+  clash.bf16_tflops += 1;  // the same key twice with other figures
+  const auto path = write("clash.json", nlohmann::json::array({gpu_to_json(faster), gpu_to_json(clash)}));
+  EXPECT_EQ(thrown_field([&] { add_user_gpus_from_file(path); }), "gpu.fast-h100.key");
+  EXPECT_TRUE(user_gpus().empty());  // all of the file or none of it
+  EXPECT_EQ(thrown_field([] { add_user_gpus_from_file("/no/such/gpus.json"); }), "gpu_file");
+}
+
+TEST_F(UserGpus, ClusterJsonTakesAnInlineGpuObject) {
+  nlohmann::json gpu = json_fields::parse_file(kExample, "test").at("gpus").at(0);
+  gpu.erase("source");
+  const Cluster c = cluster_from_json({{"gpu", gpu}, {"nodes", 2}}, "cluster file c.json");
+  EXPECT_EQ(c.gpu.key, "my-b200");
+  EXPECT_EQ(c.gpus(), 16);
+  EXPECT_EQ(c.gpu.family, kCustomGpuFamily);
+  EXPECT_NE(c.gpu.source.find("c.json"), std::string::npos) << c.gpu.source;
+  EXPECT_TRUE(user_gpus().empty());  // used as given, not registered
+  const auto path = write("pools.json", {{"pools", {{{"gpu", gpu}, {"gpus", 8}}, {{"gpu", "h100"}, {"gpus", 8}}}},
+                                         {"inter_pool_gbps", 400}});
+  const MixedCluster mixed = load_mixed_cluster(path);
+  ASSERT_EQ(mixed.pools.size(), 2u);
+  EXPECT_EQ(mixed.pools[0].gpu.key, "my-b200");
+  EXPECT_EQ(mixed.pools[1].gpu.key, "h100-sxm-80gb");
+  gpu["key"] = "b200";  // a catalog key with other figures (family, source)
+  EXPECT_EQ(thrown_field([&] { cluster_from_json({{"gpu", gpu}, {"gpus", 8}}); }), "gpu.b200.key");
+  gpu["key"] = "ok";
+  gpu.erase("hbm_gib");
+  EXPECT_EQ(thrown_field([&] { cluster_from_json({{"gpu", gpu}, {"gpus", 8}}); }), "cluster.gpu.ok.hbm_gib");
+  EXPECT_EQ(thrown_field([] { cluster_from_json({{"gpu", 42}, {"gpus", 8}}); }), "cluster.gpu");
+}
+
+// Issue 12's end-to-end case, through the API the CLI's --gpu-file calls: a B200-like GPU from a
+// file plans llama3-70b, and since its figures equal the catalog B200's, the best plan costs the
+// same there.
+TEST_F(UserGpus, TheB200LikeFilePlansEndToEnd) {
+  add_user_gpus_from_file(kExample);
+  const Cluster cluster = load_cluster("my-b200:64");
+  const ModelSpec model = load_model("llama3-70b");
+  const Workload workload{512, 8192};
+  PlannerOptions options;
+  options.top_k = 1;
+  options.threads = 2;
+  const PlanSearch search = search_plans(model, cluster, workload, {}, options);
+  ASSERT_FALSE(search.plans.empty());
+  const RankedPlan& best = search.plans.front();
+  EXPECT_TRUE(best.estimate.fits);
+  const Estimate on_catalog_b200 = estimate(model, load_cluster("b200:64"), best.plan, workload);
+  EXPECT_DOUBLE_EQ(on_catalog_b200.iteration_time_s, best.estimate.iteration_time_s);
 }
 
 }  // namespace

@@ -514,7 +514,7 @@ TEST(HfConfigErrors, UnsupportedArchitectureListsTheSupportedOnes) {
   EXPECT_NE(what.find("LlamaForCausalLM, MistralForCausalLM"), std::string::npos) << what;
   EXPECT_NE(what.find("DeepseekV3ForCausalLM"), std::string::npos) << what;
   EXPECT_EQ(what.find("RWForCausalLM"), std::string::npos) << what;  // alias, not listed
-  EXPECT_EQ(supported_hf_architectures().size(), 21u);
+  EXPECT_EQ(supported_hf_architectures().size(), 24u);
 }
 
 TEST(HfConfigErrors, MissingKeyIsNamed) {
@@ -619,6 +619,99 @@ TEST(HfConfigErrors, AbsurdValuesFailValidation) {
   c = fixture("gpt-oss-20b");
   c["sliding_window"] = 0;
   EXPECT_NE(error_of(c).find("model.sliding_window"), std::string::npos) << error_of(c);
+}
+
+}  // namespace
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// ---- RoPE, norms, GPT-OSS's GLU, Gemma-2/3 (issue 12) ----
+
+std::string error_field(const json& config) {
+  try {
+    model_from_hf_config(config, "x");
+  } catch (const Error& e) {
+    return e.field();
+  }
+  return "";
+}
+
+TEST(HfConfigRope, ThetaScalingAndEpsilonOfEachFamily) {
+  const ModelSpec llama = load("llama-3-70b");  // rope_theta 500000, rms_norm_eps 1e-05
+  EXPECT_EQ(llama.rope_base, 500000.0);
+  EXPECT_EQ(llama.norm_eps, 1e-5);
+  EXPECT_EQ(llama.rope_scaling.kind, RopeScalingKind::none);
+  const ModelSpec ds = load("deepseek-v3");  // yarn factor 40 over 4096, mscale_all_dim 1
+  EXPECT_EQ(ds.rope_scaling.kind, RopeScalingKind::yarn);
+  EXPECT_EQ(ds.rope_scaling.factor, 40.0);
+  EXPECT_EQ(ds.rope_scaling.original_max_positions, 4096);
+  EXPECT_EQ(ds.rope_scaling.mscale_all_dim, 1.0);
+  EXPECT_EQ(ds.norm_eps, 1e-6);
+  EXPECT_EQ(ds.moe.topk_scaling, 2.5);
+  EXPECT_TRUE(ds.moe.sequence_aux_loss);
+  EXPECT_EQ(load("gpt2").norm_eps, 1e-5);  // layer_norm_epsilon
+  json c = fixture("llama-3-8b");
+  c["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
+                       {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 8192}};
+  const ModelSpec scaled = model_from_hf_config(c, "llama-3.1-8b");
+  EXPECT_EQ(scaled.rope_scaling.kind, RopeScalingKind::llama3);
+  EXPECT_EQ(scaled.rope_scaling.high_freq_factor, 4.0);
+  c["rope_scaling"] = {{"rope_type", "dynamic"}, {"factor", 2.0}};
+  EXPECT_EQ(error_field(c), "model.rope_scaling.rope_type");
+}
+
+TEST(HfConfigRope, GptOssGluIsClampedQuickGelu) {
+  const ModelSpec m = load("gpt-oss-120b");
+  EXPECT_TRUE(m.glu_quick_gelu);
+  EXPECT_EQ(m.glu_linear_offset, 1.0);
+  EXPECT_EQ(m.glu_clamp, 7.0);  // swiglu_limit
+  EXPECT_EQ(m.rope_base, 150000.0);
+  EXPECT_EQ(m.rope_scaling.kind, RopeScalingKind::yarn);
+  EXPECT_EQ(m.rope_scaling.factor, 32.0);
+  EXPECT_EQ(m.swa_global_every, 2);
+}
+
+TEST(HfConfigGemma, Gemma2SoftCapsAlternatesWindowsAndKeepsItsHeadDim) {
+  for (const char* name : {"gemma-2-9b", "gemma-2-27b"}) {
+    const json c = fixture(name);
+    const ModelSpec m = load(name);
+    EXPECT_EQ(m.head_dim, c["head_dim"].get<std::int64_t>()) << name;
+    EXPECT_EQ(m.attention_logit_softcap, 50.0);
+    EXPECT_EQ(m.final_logit_softcap, 30.0);
+    EXPECT_EQ(m.query_pre_attn_scalar, c["query_pre_attn_scalar"].get<double>());
+    EXPECT_EQ(m.attention, AttentionKind::gqa_swa);
+    EXPECT_EQ(m.sliding_window, 4096);
+    EXPECT_EQ(m.swa_global_every, 2);
+    EXPECT_TRUE(m.tied_embeddings);
+    EXPECT_EQ(m.mlp, MlpType::swiglu);  // GeGLU: three matrices
+    EXPECT_EQ(m.norm_eps, 1e-6);
+  }
+  // Gemma-2-9B's 16 heads x 256 are wider than its 3584 hidden: Q and O are 3584 x 4096.
+  const ModelSpec m = load("gemma-2-9b");
+  const auto p = count_parameters(m);
+  const double h = 3584, q = 16 * 256, kv = 8 * 256;
+  EXPECT_EQ(p.attention_per_layer, 2 * h * q + 2 * h * kv);
+}
+
+TEST(HfConfigGemma, Gemma3TextConfigFiveLocalLayersPerGlobal) {
+  const ModelSpec m = load("gemma-3-27b");  // Gemma3ForConditionalGeneration: text_config
+  EXPECT_EQ(m.layers, 62);
+  EXPECT_EQ(m.hidden, 5376);
+  EXPECT_EQ(m.head_dim, 128);
+  EXPECT_EQ(m.vocab, 262208);
+  EXPECT_EQ(m.swa_global_every, 6);
+  EXPECT_EQ(m.sliding_window, 1024);
+  EXPECT_TRUE(m.qk_norm);
+  EXPECT_EQ(m.attention_logit_softcap, 0.0);  // null: Gemma-3 has no soft-capping
+  EXPECT_EQ(m.rope_scaling.kind, RopeScalingKind::linear);
+  EXPECT_EQ(m.rope_scaling.factor, 8.0);
+  EXPECT_EQ(m.rope_base, 1e6);
+  json c = fixture("gemma-3-27b");
+  c["text_config"]["layer_types"] = json::array();
+  for (int i = 0; i < 62; ++i) c["text_config"]["layer_types"].push_back(i % 2 ? "full_attention" : "sliding_attention");
+  EXPECT_NE(model_from_hf_config(c, "g").attention, AttentionKind::gqa_swa);  // not the 5:1 pattern
 }
 
 }  // namespace

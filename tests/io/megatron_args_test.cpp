@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "io/gpu_catalog.h"
 #include "export/megatron_launch.h"
+#include "export/megatron_rules.h"
 #include "io/megatron_args.h"
 #include "io/model_source.h"
 #include "io/plan_text.h"
@@ -38,7 +39,12 @@ TEST(MegatronArgs, RoundTripsThePlan) {
   expect_round_trip("llama3-70b", "h100-sxm-80gb:1024", "tp=8,pp=4,vpp=5,mb=1,gbs=1024,seq=8192,recompute=selective,zero=1");
   expect_round_trip("llama3.1-405b", "h100-sxm-80gb:16384", "tp=8,pp=16,cp=2,vpp=2,mb=1,gbs=2048,seq=8192,zero=1,precision=fp8");
   expect_round_trip("mixtral-8x7b", "h100-sxm-80gb:64", "tp=2,pp=2,ep=8,mb=2,gbs=256,seq=4096,zero=1,overlap_tp=1");
-  expect_round_trip("bloom-176b", "a100-sxm-80gb:384", "tp=4,pp=12,mb=2,gbs=2048,seq=2048,recompute=full,sp=0,overlap_grad=0,overlap_p2p=0,flash=0");
+  // (BLOOM's ALiBi has no Megatron-LM flag: export refuses it, so GPT-3 carries these switches.)
+  expect_round_trip("gpt3-175b", "a100-sxm-80gb:384", "tp=4,pp=12,mb=2,gbs=2048,seq=2048,recompute=full,sp=0,overlap_grad=0,overlap_p2p=0,flash=0");
+  // Uneven interleaved stages travel as an explicit --pipeline-model-parallel-layout; ZeRO-2 as
+  // Megatron-FSDP optim_grads.
+  expect_round_trip("llama3-70b", "h100-sxm-80gb:96", "tp=8,pp=3,vpp=3,mb=1,gbs=384,seq=8192,zero=1");
+  expect_round_trip("llama3-8b", "h100-sxm-80gb:16", "tp=2,pp=2,mb=1,gbs=64,seq=8192,zero=2");
   expect_round_trip("llama3-8b", "h100-sxm-80gb:8", "tp=1,mb=2,gbs=16,seq=8192,recompute=selective,zero=3");
   expect_round_trip("llama3-70b", "h100-sxm-80gb:256", "tp=8,pp=4,mb=1,gbs=256,seq=8192,recompute=full,recompute_layers=5");
 }
@@ -60,11 +66,15 @@ TEST(MegatronArgs, CarriesDegreesBatchRecomputeAndShape) {
   EXPECT_EQ(value_of(a, "--num-layers"), "126");
   EXPECT_EQ(value_of(a, "--num-query-groups"), "8");
   EXPECT_TRUE(has_flag(a, "--swiglu"));
-  // 126 layers over 16 x 4 virtual stages: Megatron's uneven split, first and last take fewer.
-  EXPECT_EQ(value_of(a, "--num-virtual-stages-per-pipeline-rank"), "4");
-  const int first = std::stoi(value_of(a, "--decoder-first-pipeline-num-layers"));
-  const int last = std::stoi(value_of(a, "--decoder-last-pipeline-num-layers"));
-  EXPECT_EQ(first + last + 62 * 2, 126);
+  // 126 layers over 16 x 4 virtual stages, the first and last shorter: Megatron's
+  // --decoder-first/last-pipeline-num-layers count a whole rank (split evenly over its chunks),
+  // so the split is an explicit layout of 64 stages with 62 x 2 + first + last layers.
+  EXPECT_FALSE(has_flag(a, "--decoder-first-pipeline-num-layers"));
+  const auto stages = megatron_layout_stages(value_of(a, "--pipeline-model-parallel-layout"));
+  ASSERT_EQ(stages.size(), 64u);
+  std::size_t layers = 0;
+  for (const auto& stage : stages) layers += std::count(stage.begin(), stage.end(), 't');
+  EXPECT_EQ(layers, 126u);
 }
 
 TEST(MegatronArgs, UnknownFlagIsAnErrorNamingIt) {

@@ -104,3 +104,62 @@ TEST(ModelJson, BadNewKeysNameTheField) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// ---- issue 12: RoPE, norm epsilon, GPT-OSS's GLU, soft-capping, load balancing ----
+
+TEST(ModelJson, RopeNormAndGluKeysRoundTrip) {
+  json j = deepseek_like();
+  j["rope_base"] = 500000;
+  j["norm_eps"] = 1e-6;
+  j["rope_scaling"] = {{"type", "yarn"}, {"factor", 40}, {"original_max_positions", 4096}, {"mscale_all_dim", 1.0}};
+  j["glu_quick_gelu"] = true;
+  j["glu_linear_offset"] = 1.0;
+  j["glu_clamp"] = 7.0;
+  j["moe"]["aux_loss_coeff"] = 0.0001;
+  j["moe"]["sequence_aux_loss"] = true;
+  j["moe"]["topk_scaling"] = 2.5;
+  const ModelSpec m = model_from_json(j);
+  EXPECT_EQ(m.rope_base, 500000.0);
+  EXPECT_EQ(m.norm_eps, 1e-6);
+  EXPECT_EQ(m.rope_scaling.kind, RopeScalingKind::yarn);
+  EXPECT_EQ(m.rope_scaling.mscale_all_dim, 1.0);
+  EXPECT_EQ(m.glu_clamp, 7.0);
+  EXPECT_EQ(m.moe.topk_scaling, 2.5);
+  const ModelSpec back = model_from_json(model_to_json(m));
+  EXPECT_EQ(model_to_json(back), model_to_json(m));
+  EXPECT_EQ(back.rope_scaling.factor, 40.0);
+  EXPECT_TRUE(back.moe.sequence_aux_loss);
+}
+
+TEST(ModelJson, DefaultsAreMegatronsAndBadValuesAreNamed) {
+  const ModelSpec m = model_from_json(deepseek_like());
+  EXPECT_EQ(m.rope_base, 10000.0);  // Megatron --rotary-base default
+  EXPECT_EQ(m.norm_eps, 1e-5);      // Megatron --norm-epsilon default
+  json j = deepseek_like();
+  j["norm_eps"] = 0;
+  EXPECT_EQ(thrown_field([&] { model_from_json(j); }), "model.norm_eps");
+  j = deepseek_like();
+  j["rope_scaling"] = {{"type", "ntk"}};
+  EXPECT_EQ(thrown_field([&] { model_from_json(j); }), "rope_scaling.type");
+  j["rope_scaling"] = {{"type", "llama3"}, {"factor", 8}};
+  EXPECT_EQ(thrown_field([&] { model_from_json(j); }), "model.rope_scaling.original_max_positions");
+}
+
+TEST(ModelJson, EveryZooModelStatesItsRopeBaseAndEpsilon) {
+  for (const auto& name : builtin_model_names()) {
+    const ModelSpec m = builtin_model(name);
+    EXPECT_GT(m.norm_eps, 0.0) << name;
+    if (m.position == PositionEmbedding::rope) {
+      EXPECT_GE(m.rope_base, 10000.0) << name;
+    }
+  }
+  EXPECT_EQ(builtin_model("llama3-70b").rope_base, 500000.0);
+  EXPECT_EQ(builtin_model("qwen2.5-72b").rope_base, 1e6);
+  EXPECT_EQ(builtin_model("llama3.1-405b").rope_scaling.kind, RopeScalingKind::llama3);
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,86 @@
+#include "cli/command_line.h"
+
+#include <exception>
+#include <sstream>
+
+#include <fmt/core.h>
+
+#include "core/error.h"
+#include "io/gpu_catalog.h"
+
+namespace tessera::cli {
+
+namespace {
+
+// Set by CMake (top-level CMakeLists.txt, tessera_cli): project(tessera VERSION ...) and the git
+// commit at configure time, empty outside a checkout.
+#ifndef TESSERA_VERSION
+#define TESSERA_VERSION "unknown"
+#endif
+#ifndef TESSERA_GIT_COMMIT
+#define TESSERA_GIT_COMMIT ""
+#endif
+
+// --gpu-file FILE: the user's GPUs join the catalog before the command runs (issue 12, item 5).
+// They stay registered for the process (io/gpu_catalog.h): in Python, for later calls too; the
+// same file again changes nothing, a GPU redefined with other figures is an Error.
+void register_user_gpus(const std::string& path) {
+  if (!path.empty()) (void)add_user_gpus_from_file(path);
+}
+
+// CLI11's own output (help, --version) through an ostream, then into the sink.
+int exit_through(const CLI::App& app, const CLI::Error& e, const CommandOutput::Sink& out,
+                 const CommandOutput::Sink& err) {
+  std::ostringstream out_text, err_text;
+  const int code = app.exit(e, out_text, err_text);
+  if (!out_text.str().empty()) out(out_text.str());
+  if (!err_text.str().empty()) err(err_text.str());
+  return code;
+}
+
+}  // namespace
+
+std::string project_version() { return TESSERA_VERSION; }
+
+std::string version_text() {
+  const std::string commit = TESSERA_GIT_COMMIT;
+  return project_version() + (commit.empty() ? "" : " (git " + commit + ")");
+}
+
+int run_tessera(const std::vector<std::string>& args, const CommandOutput::Sink& out, const CommandOutput::Sink& err) {
+  CLI::App app{"Tessera: plan and predict LLM training on GPU clusters", "tessera"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "tessera " + version_text());
+  std::string gpu_file;
+  app.add_option("--gpu-file", gpu_file, "GPU JSON whose GPUs join the catalog (see README); also after the subcommand");
+  app.fallthrough();  // subcommands (created below) inherit it: --gpu-file after the subcommand reaches the app
+  CommandRegistry commands{CommandOutput{out, err}};
+  register_all(app, commands);
+  try {
+    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp& e) {
+    return exit_through(app, e, out, err);
+  } catch (const CLI::CallForAllHelp& e) {
+    return exit_through(app, e, out, err);
+  } catch (const CLI::CallForVersion& e) {
+    return exit_through(app, e, out, err);
+  } catch (const CLI::ParseError& e) {
+    err(fmt::format("error: {}\n", e.what()));
+    return kExitUsage;
+  }
+  try {
+    register_user_gpus(gpu_file);
+    return commands.run_selected();
+  } catch (const std::exception& e) {  // tessera::Error names the field; others say what failed
+    err(fmt::format("error: {}\n", e.what()));
+    return kExitUsage;
+  }
+}
+
+int run_tessera(const std::vector<std::string>& args, std::string& out, std::string& err) {
+  return run_tessera(
+      args, [&out](std::string_view text) { out.append(text); }, [&err](std::string_view text) { err.append(text); });
+}
+
+}  // namespace tessera::cli

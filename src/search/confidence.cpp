@@ -1,0 +1,111 @@
+#include "search/confidence.h"
+
+#include <algorithm>
+
+#include <fmt/core.h>
+
+namespace tessera {
+
+namespace {
+
+template <typename T>
+bool holds(const std::vector<T>& values, const T& v) {
+  return std::find(values.begin(), values.end(), v) != values.end();
+}
+
+// A class with fewer runs than this has no meaningful p90 (it is the largest of a handful): an
+// estimate in it is reported as resting on few runs.
+constexpr std::int64_t kMinClassRuns = 5;
+
+const char* framework_name(TrainingFramework f) { return f == TrainingFramework::torchtitan ? "torchtitan" : "megatron"; }
+
+// The class of the model's kind, GPU family and precision; else the same kind and family; else
+// the same kind (its error is what the nearest validated runs measured); nullptr if none.
+const AccuracyClass* nearest_class(const std::vector<AccuracyClass>& classes, bool moe, const std::string& family,
+                                   Precision precision) {
+  const AccuracyClass* same_family = nullptr;
+  const AccuracyClass* same_kind = nullptr;
+  for (const AccuracyClass& k : classes) {
+    if (k.moe != moe || k.runs == 0) continue;
+    const bool family_ok = holds(k.gpu_families, family);
+    if (family_ok && holds(k.precisions, precision)) return &k;
+    if (family_ok && same_family == nullptr) same_family = &k;
+    if (same_kind == nullptr) same_kind = &k;
+  }
+  return same_family != nullptr ? same_family : same_kind;
+}
+
+bool family_validated(const std::vector<AccuracyClass>& classes, const std::string& family) {
+  return std::any_of(classes.begin(), classes.end(),
+                     [&](const AccuracyClass& k) { return k.runs > 0 && holds(k.gpu_families, family); });
+}
+
+bool precision_validated_on(const std::vector<AccuracyClass>& classes, const std::string& family, Precision p) {
+  return std::any_of(classes.begin(), classes.end(), [&](const AccuracyClass& k) {
+    return k.runs > 0 && holds(k.gpu_families, family) && holds(k.precisions, p);
+  });
+}
+
+}  // namespace
+
+std::int64_t nodes_spanned(std::int64_t group_gpus, const Cluster& cluster) {
+  const std::int64_t per_node = std::max<std::int64_t>(1, cluster.gpus_per_node);
+  return (group_gpus + per_node - 1) / per_node;
+}
+
+std::int64_t expert_group_nodes(const Plan& p, const Cluster& c) { return nodes_spanned(p.expert_tp() * p.ep, c); }
+
+std::int64_t context_group_nodes(const Plan& p, const Cluster& c) { return nodes_spanned(p.tp * p.cp, c); }
+
+Confidence assess_confidence(const ModelSpec& model, const Cluster& cluster, const Plan& plan,
+                             const Workload& workload, const std::string& gpu_family,
+                             const std::vector<AccuracyClass>& classes) {
+  Confidence out;
+  auto& x = out.extrapolations;
+  const bool moe = model.is_moe();
+  if (!family_validated(classes, gpu_family))
+    x.push_back(fmt::format("{} efficiencies assumed (no validated runs on this GPU family)", cluster.gpu.key));
+  const bool precision_on_family = precision_validated_on(classes, gpu_family, plan.precision);
+  if (family_validated(classes, gpu_family) && !precision_on_family)
+    x.push_back(fmt::format("{} on {} (no validated {} runs on this GPU family)", to_string(plan.precision),
+                            cluster.gpu.key, to_string(plan.precision)));
+  if (workload.seq_len > model.max_context)
+    x.push_back(fmt::format("seq {} beyond the model's context {}", workload.seq_len, model.max_context));
+  const AccuracyClass* k = nearest_class(classes, moe, gpu_family, plan.precision);
+  if (k == nullptr) {
+    x.push_back(moe ? "no validated MoE runs" : "no validated dense runs");
+    return out;
+  }
+  out.class_name = k->name;
+  out.class_description = k->description;
+  out.runs = k->runs;
+  out.median_error_pct = k->median_error_pct;
+  out.p90_error_pct = k->p90_error_pct;
+  if (precision_on_family && !holds(k->precisions, plan.precision))
+    x.push_back(fmt::format("{} (no validated {} runs in class {})", to_string(plan.precision), to_string(plan.precision),
+                            k->name));
+  // The range checks compare with runs on this GPU family only; on another family the class
+  // only lends its measured error (the efficiencies are already reported as assumed).
+  if (!holds(k->gpu_families, gpu_family)) {
+    out.validated = false;
+    return out;
+  }
+  if (k->runs < kMinClassRuns)
+    x.push_back(fmt::format("only {} validated runs in class {}", k->runs, k->name));
+  if (!holds(k->frameworks, plan.framework))
+    x.push_back(fmt::format("framework {} (not among the class's validated runs)", framework_name(plan.framework)));
+  if (cluster.gpus() > k->max_gpus)
+    x.push_back(fmt::format("{} GPUs (validated up to {})", cluster.gpus(), k->max_gpus));
+  if (workload.seq_len > k->max_seq)
+    x.push_back(fmt::format("seq {} (validated up to {})", workload.seq_len, k->max_seq));
+  if (moe && plan.ep > 1 && expert_group_nodes(plan, cluster) > std::max<std::int64_t>(1, k->max_ep_nodes))
+    x.push_back(fmt::format("MoE dispatch across {} nodes (validated up to {})", expert_group_nodes(plan, cluster),
+                            k->max_ep_nodes));
+  if (plan.cp > 1 && context_group_nodes(plan, cluster) > std::max<std::int64_t>(1, k->max_cp_nodes))
+    x.push_back(fmt::format("context parallelism across {} nodes (validated up to {})",
+                            context_group_nodes(plan, cluster), std::max<std::int64_t>(1, k->max_cp_nodes)));
+  out.validated = x.empty();
+  return out;
+}
+
+}  // namespace tessera

@@ -1,0 +1,233 @@
+#include "export/megatron_launch.h"
+
+#include <cstdlib>
+#include <iostream>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "common/export_cases.h"
+#include "common/thrown_field.h"
+#include "export/megatron_rules.h"
+#include "io/gpu_catalog.h"
+#include "io/model_source.h"
+#include "io/plan_report.h"
+#include "io/plan_text.h"
+#include "search/planner.h"
+
+namespace tessera {
+namespace {
+
+struct ExportCoverage {
+  std::set<std::string> flavours;  // sharding: none, distributed-optimizer, megatron-fsdp
+  bool moe = false, mla = false, gpt_oss = false, cp = false, vpp_uneven = false, fp8 = false;
+  int exported = 0;
+  std::set<std::string> refused;  // "model: field" of plans Megatron cannot express
+};
+
+bool has_flag(const std::vector<std::string>& a, const std::string& flag) {
+  return std::find(a.begin(), a.end(), flag) != a.end();
+}
+
+void record(const ModelSpec& m, const Plan& p, const std::vector<std::string>& a, ExportCoverage& c) {
+  ++c.exported;
+  c.flavours.insert(has_flag(a, "--use-megatron-fsdp")           ? "megatron-fsdp"
+                    : has_flag(a, "--use-distributed-optimizer") ? "distributed-optimizer"
+                                                                 : "none");
+  c.moe = c.moe || m.is_moe();
+  c.mla = c.mla || m.attention == AttentionKind::mla;
+  c.gpt_oss = c.gpt_oss || (m.attention_sinks && m.glu_quick_gelu);
+  c.cp = c.cp || p.cp > 1;
+  c.vpp_uneven = c.vpp_uneven || has_flag(a, "--pipeline-model-parallel-layout");
+  c.fp8 = c.fp8 || p.precision == Precision::fp8;
+}
+
+// The planner's best plan and top 5 of every export case, as the CLI searches them (bf16 and fp8
+// unless pinned), each exported and checked against the rule table. The planner takes up to
+// ~1.5 s a case in Release; under the sanitizers (~10x slower) every eighth case runs.
+TEST(MegatronExport, TopPlansOfEveryCasePassTheRuleTable) {
+#if defined(__SANITIZE_ADDRESS__)
+  constexpr std::size_t kStride = 8;
+#else
+  constexpr std::size_t kStride = 1;
+#endif
+  ExportCoverage coverage;
+  for (std::size_t i = 0; i < testing::kExportCases.size(); i += kStride) {
+    const auto& ec = testing::kExportCases[i];
+    const ModelSpec model = builtin_model(ec.model);
+    const Cluster cluster = load_cluster(ec.cluster);
+    PlanConstraints fix = parse_constraints(ec.fix);
+    if (!fix.precision) fix.precision_choices = {Precision::bf16, Precision::fp8};
+    const Workload w{ec.gbs, ec.seq > 0 ? ec.seq : model.max_context};
+    PlannerOptions options;
+    options.top_k = 5;
+    const PlanSearch search = search_plans(model, cluster, w, fix, options);
+    ASSERT_FALSE(search.plans.empty()) << ec.model << " on " << ec.cluster;
+    for (const auto& ranked : search.plans) {
+      std::vector<std::string> args;
+      try {
+        args = megatron_args(model, ranked.plan, w);
+      } catch (const Error& e) {
+        coverage.refused.insert(model.name + ": " + e.field());
+        continue;
+      }
+      const auto violations = check_megatron_args(args, megatron_environment(ranked.plan));
+      EXPECT_TRUE(violations.empty()) << ec.model << " " << ec.cluster << ": " << violations.front().id;
+      record(model, ranked.plan, args, coverage);
+    }
+  }
+  // Only BLOOM (ALiBi and its embedding norm: no Megatron-LM flag) may be refused.
+  for (const auto& r : coverage.refused) EXPECT_EQ(r.rfind("bloom-176b:", 0), 0u) << r;
+  EXPECT_GT(coverage.exported, 100 / static_cast<int>(kStride));
+  if (kStride == 1) {
+    EXPECT_TRUE(coverage.moe);
+    EXPECT_TRUE(coverage.mla);
+    EXPECT_TRUE(coverage.gpt_oss);
+    EXPECT_TRUE(coverage.cp);
+    EXPECT_TRUE(coverage.vpp_uneven);
+    EXPECT_TRUE(coverage.fp8);
+    EXPECT_EQ(coverage.flavours, (std::set<std::string>{"none", "distributed-optimizer", "megatron-fsdp"}));
+  }
+}
+
+PlanRequest plan_for(const ModelSpec& model, const char* cluster, const char* text) {
+  return load_plan(text, model, load_cluster(cluster));
+}
+
+std::string value_of(const std::vector<std::string>& a, const std::string& flag) {
+  const auto it = std::find(a.begin(), a.end(), flag);
+  return it == a.end() || it + 1 == a.end() ? "" : *(it + 1);
+}
+
+TEST(MegatronExport, UnevenInterleavedStagesBecomeAnExplicitLayout) {
+  // 80 layers over pp 3 x vpp 3: Megatron's first/last flags would split rank 0's layers evenly
+  // over its chunks; the layout says each virtual stage's layers exactly.
+  const ModelSpec m = builtin_model("llama3-70b");
+  const PlanRequest r = plan_for(m, "h100-sxm-80gb:96", "tp=8,pp=3,vpp=3,mb=1,gbs=384,seq=8192,zero=1");
+  const auto a = megatron_args(m, r.plan, r.workload);
+  const auto stages = megatron_layout_stages(value_of(a, "--pipeline-model-parallel-layout"));
+  const auto layers = layers_per_virtual_stage(r.plan, m.layers);
+  ASSERT_EQ(stages.size(), layers.size());
+  for (std::size_t k = 0; k < stages.size(); ++k)
+    EXPECT_EQ(std::count(stages[k].begin(), stages[k].end(), 't'), layers[k]) << k;
+  EXPECT_EQ(stages.front().front(), 'E');
+  EXPECT_EQ(stages.back().back(), 'L');
+  EXPECT_FALSE(has_flag(a, "--decoder-first-pipeline-num-layers"));
+  EXPECT_FALSE(has_flag(a, "--num-virtual-stages-per-pipeline-rank"));
+}
+
+TEST(MegatronExport, MtpModulesSitBeforeTheLossOnTheLastStage) {
+  const ModelSpec m = builtin_model("deepseek-v3");
+  const PlanRequest r = plan_for(m, "h800:1024", "tp=1,pp=16,vpp=2,ep=64,mb=1,gbs=4096,seq=4096,zero=1");
+  const auto a = megatron_args(m, r.plan, r.workload);
+  const std::string layout = value_of(a, "--pipeline-model-parallel-layout");
+  if (layout.empty()) GTEST_SKIP() << "even split";
+  const auto stages = megatron_layout_stages(layout);
+  EXPECT_EQ(stages.back().substr(stages.back().size() - 2), "mL");
+}
+
+TEST(MegatronExport, UnevenStagesWithoutInterleavingCountWholeRanks) {
+  const ModelSpec m = builtin_model("llama3-70b");
+  const PlanRequest r = plan_for(m, "h100-sxm-80gb:48", "tp=8,pp=6,mb=1,gbs=48,seq=8192,first_stage_layers=10,last_stage_layers=10");
+  const auto a = megatron_args(m, r.plan, r.workload);
+  EXPECT_EQ(value_of(a, "--decoder-first-pipeline-num-layers"), "10");
+  EXPECT_EQ(value_of(a, "--decoder-last-pipeline-num-layers"), "10");
+}
+
+TEST(MegatronExport, ShardingFlavours) {
+  const ModelSpec m = builtin_model("llama3-8b");
+  auto args = [&](const char* zero) {
+    const PlanRequest r = plan_for(m, "h100-sxm-80gb:16", (std::string("tp=2,pp=2,mb=1,gbs=64,seq=8192,") + zero).c_str());
+    return megatron_args(m, r.plan, r.workload);
+  };
+  EXPECT_FALSE(has_flag(args("zero=0"), "--overlap-param-gather"));
+  EXPECT_TRUE(has_flag(args("zero=1"), "--use-distributed-optimizer"));
+  EXPECT_EQ(value_of(args("zero=2"), "--data-parallel-sharding-strategy"), "optim_grads");
+  EXPECT_EQ(value_of(args("zero=3"), "--data-parallel-sharding-strategy"), "optim_grads_params");
+  EXPECT_EQ(value_of(args("zero=3"), "--ckpt-format"), "fsdp_dtensor");
+  for (const char* zero : {"zero=0", "zero=1", "zero=2", "zero=3"}) EXPECT_FALSE(has_flag(args(zero), "--use-torch-fsdp2"));
+}
+
+TEST(MegatronExport, EnvironmentFollowsTheSharding) {
+  Plan p;
+  p.tp = 2;
+  EXPECT_EQ(megatron_environment(p).at("CUDA_DEVICE_MAX_CONNECTIONS"), "1");
+  p.zero = OptimizerSharding::zero3;
+  EXPECT_TRUE(megatron_environment(p).empty());  // Megatron-FSDP needs it unset or > 1
+  p.tp = 1;
+  p.zero = OptimizerSharding::none;
+  EXPECT_TRUE(megatron_environment(p).empty());
+}
+
+TEST(MegatronExport, PlansMegatronCannotExpressAreRefused) {
+  const ModelSpec bloom = builtin_model("bloom-176b");
+  const PlanRequest r = plan_for(bloom, "a100-sxm-80gb:64", "tp=8,pp=8,mb=1,gbs=64,seq=2048");
+  EXPECT_EQ(testing::thrown_field([&] { megatron_args(bloom, r.plan, r.workload); }), "model.position");
+  ModelSpec capped = builtin_model("llama3-8b");
+  capped.attention_logit_softcap = 50;
+  const PlanRequest c = plan_for(capped, "h100-sxm-80gb:8", "tp=8,mb=1,gbs=8,seq=8192");
+  EXPECT_EQ(testing::thrown_field([&] { megatron_args(capped, c.plan, c.workload); }), "model.attention_logit_softcap");
+  const ModelSpec llama = builtin_model("llama3-8b");
+  // validate_plan refuses TP overlap without sequence parallelism first; the exporter's own guard
+  // holds for a plan changed after validation.
+  EXPECT_EQ(testing::thrown_field([&] { plan_for(llama, "h100-sxm-80gb:8", "tp=8,mb=1,gbs=8,seq=8192,overlap_tp=1,sp=0"); }),
+            "overlap_tp");
+  PlanRequest g = plan_for(llama, "h100-sxm-80gb:8", "tp=8,mb=1,gbs=8,seq=8192,sp=0");
+  g.plan.overlap_tp_comm = true;
+  EXPECT_EQ(testing::thrown_field([&] { megatron_args(llama, g.plan, g.workload); }), "overlap_tp");
+}
+
+TEST(MegatronExport, MaxPositionsCoverTheSequence) {
+  const ModelSpec m = builtin_model("llama3-8b");  // 8192 context
+  const PlanRequest r = plan_for(m, "h100-sxm-80gb:64", "tp=8,cp=8,mb=1,gbs=8,seq=131072");
+  const auto a = megatron_args(m, r.plan, r.workload);
+  EXPECT_EQ(value_of(a, "--max-position-embeddings"), "131072");
+}
+
+// The script's PLAN_ARGS array, one token per word (quotes removed).
+std::vector<std::string> plan_args_in(const std::string& script) {
+  const auto begin = script.find("PLAN_ARGS=(\n");
+  const auto end = script.find("\n)\n", begin);
+  std::vector<std::string> out;
+  std::string word;
+  for (char ch : script.substr(begin + 12, end - begin - 12)) {
+    if (ch == ' ' || ch == '\n') {
+      if (!word.empty()) out.push_back(word);
+      word.clear();
+    } else if (ch != '\'') {
+      word += ch;
+    }
+  }
+  if (!word.empty()) out.push_back(word);
+  return out;
+}
+
+void expect_launchable(const char* model_name, const char* cluster_name, const char* plan_text, std::int64_t nodes) {
+  const ModelSpec m = builtin_model(model_name);
+  const Cluster c = load_cluster(cluster_name);
+  const PlanRequest r = load_plan(plan_text, m, c);
+  const std::string s = megatron_launch_script(m, c, r.plan, r.workload);
+  EXPECT_EQ(s.rfind("#!/bin/bash\n", 0), 0u);
+  EXPECT_NE(s.find("set -euo pipefail"), std::string::npos);
+  EXPECT_NE(s.find("NNODES=${NNODES:-" + std::to_string(nodes) + "}"), std::string::npos);
+  EXPECT_NE(s.find("DATA_PATH=${DATA_PATH:?"), std::string::npos);
+  EXPECT_NE(s.find("TOKENIZER_MODEL=${TOKENIZER_MODEL:?"), std::string::npos);
+  EXPECT_NE(s.find("torchrun --nnodes \"$NNODES\" --nproc-per-node \"$GPUS_PER_NODE\""), std::string::npos);
+  EXPECT_NE(s.find("srun --nodes " + std::to_string(nodes)), std::string::npos);
+  EXPECT_EQ(plan_args_in(s), megatron_args(m, r.plan, r.workload));  // one source of truth
+  if (std::getenv("TESSERA_PRINT_LAUNCH_SCRIPTS")) std::cout << s << "\n";
+}
+
+TEST(MegatronLaunchScript, DenseAndMoeBestPlans) {
+  for (const auto& [model, cluster, gbs, seq, nodes] :
+       {std::tuple{"llama3-70b", "h100-sxm-80gb:64", 512, 8192, 8}, std::tuple{"deepseek-v3", "h800:1024", 4096, 4096, 128}}) {
+    const ModelSpec m = builtin_model(model);
+    const Cluster c = load_cluster(cluster);
+    const PlanSearch best = search_plans(m, c, Workload{gbs, seq}, PlanConstraints{}, PlannerOptions{});
+    ASSERT_FALSE(best.plans.empty());
+    expect_launchable(model, cluster, plan_to_shorthand(best.plans.front().plan, Workload{gbs, seq}).c_str(), nodes);
+  }
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,61 @@
+// The plan-search report: the memory limit in force, each plan's confidence (text and JSON), and
+// the --fix keys added for issue 12.
+#include "io/plan_report.h"
+
+#include <gtest/gtest.h>
+
+#include "core/units.h"
+#include "io/gpu_catalog.h"
+#include "io/model_source.h"
+
+namespace tessera {
+namespace {
+
+PlanSearch search(const ModelSpec& m, const Cluster& c, const Workload& w, const PlanConstraints& fix = {}) {
+  PlannerOptions o;
+  o.top_k = 3;
+  o.threads = 2;
+  return search_plans(m, c, w, fix, o);
+}
+
+TEST(PlanReport, JsonShowsTheLimitAndEachPlansConfidence) {
+  const ModelSpec m = builtin_model("llama3-70b");
+  const Cluster c = load_cluster("h100-sxm-80gb:64");
+  const Workload w{512, 8192};
+  const PlanSearch s = search(m, c, w);
+  const nlohmann::json j = plan_search_to_json(s, m, c, w);
+  EXPECT_NEAR(j.at("memory_limit_gib").get<double>(), c.gpu.usable_memory_gib * (1 - kDefaultMemoryHeadroomFraction), 1e-9);
+  EXPECT_NEAR(j.at("headroom_gib").get<double>(), c.gpu.usable_memory_gib * kDefaultMemoryHeadroomFraction, 1e-9);
+  ASSERT_FALSE(j.at("plans").empty());
+  for (const auto& p : j.at("plans")) {
+    const auto& conf = p.at("confidence");
+    EXPECT_EQ(conf.at("class").get<std::string>(), p.at("plan").at("precision") == "fp8" ? "dense-fp8" : "dense-h100");
+    EXPECT_GT(conf.at("runs").get<std::int64_t>(), 0);
+    EXPECT_TRUE(p.contains("cross_node_groups"));
+  }
+  // The older overload still works (no cluster: no confidence).
+  EXPECT_FALSE(plan_search_to_json(s, m, w).at("plans").front().contains("confidence"));
+}
+
+TEST(PlanReport, TableShowsTheHeadroomAndConfidence) {
+  const ModelSpec m = builtin_model("mixtral-8x7b");
+  const Cluster c = load_cluster("b200:16");
+  const Workload w{128, 4096};
+  const PlanSearch s = search(m, c, w);
+  const std::string table = plan_search_to_table(s, m, c, w, c.gpu.usable_memory_gib);
+  EXPECT_NE(table.find("usable less 5% headroom"), std::string::npos) << table;
+  EXPECT_NE(table.find("extrapolates: b200 efficiencies assumed"), std::string::npos) << table;
+  PlanConstraints fix;
+  fix.max_memory_gib = 150.0;
+  const std::string pinned = plan_search_to_table(search(m, c, w, fix), m, c, w, 150.0);
+  EXPECT_NE(pinned.find("150.0 GiB (--max-memory-gib)"), std::string::npos) << pinned;
+}
+
+TEST(PlanReport, FixOverlapTpPinsTheSearch) {
+  EXPECT_FALSE(parse_constraints("").overlap_tp_comm.has_value());
+  EXPECT_TRUE(*parse_constraints("overlap_tp=1").overlap_tp_comm);
+  EXPECT_FALSE(*parse_constraints("overlap_tp=0").overlap_tp_comm);
+}
+
+}  // namespace
+}  // namespace tessera

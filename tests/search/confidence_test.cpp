@@ -1,0 +1,136 @@
+// assess_confidence against a small class table written here: each extrapolation rule fires on
+// the case it names and stays silent inside the validated range.
+#include "search/confidence.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "io/gpu_catalog.h"
+#include "io/model_source.h"
+
+namespace tessera {
+namespace {
+
+constexpr std::int64_t kValidatedGpus = 1024;
+constexpr std::int64_t kValidatedSeq = 8192;
+
+std::vector<AccuracyClass> classes() {
+  AccuracyClass dense;
+  dense.name = "dense-h100";
+  dense.description = "dense 16-bit, Hopper";
+  dense.gpu_families = {"hopper"};
+  dense.precisions = {Precision::bf16};
+  dense.frameworks = {TrainingFramework::megatron};
+  dense.runs = 10;
+  dense.median_error_pct = 5.3;
+  dense.p90_error_pct = 15.8;
+  dense.max_gpus = kValidatedGpus;
+  dense.max_seq = kValidatedSeq;
+  dense.max_cp_nodes = 1;
+  AccuracyClass moe = dense;
+  moe.name = "moe";
+  moe.moe = true;
+  moe.precisions = {Precision::bf16, Precision::fp8};
+  moe.max_ep_nodes = 8;
+  return {dense, moe};
+}
+
+Plan plan(std::int64_t tp, std::int64_t pp, std::int64_t dp, std::int64_t cp = 1, std::int64_t ep = 1) {
+  Plan p;
+  p.tp = tp;
+  p.pp = pp;
+  p.dp = dp;
+  p.cp = cp;
+  p.ep = ep;
+  p.sequence_parallel = tp > 1;
+  return p;
+}
+
+bool mentions(const Confidence& c, const std::string& what) {
+  return std::any_of(c.extrapolations.begin(), c.extrapolations.end(),
+                     [&](const std::string& x) { return x.find(what) != std::string::npos; });
+}
+
+TEST(Confidence, DenseHopperBf16InsideTheRangeIsValidated) {
+  const Confidence c = assess_confidence(builtin_model("llama3-70b"), load_cluster("h100-sxm-80gb:64"), plan(8, 2, 4),
+                                         {512, 8192}, "hopper", classes());
+  EXPECT_TRUE(c.validated);
+  EXPECT_EQ(c.class_name, "dense-h100");
+  EXPECT_EQ(c.runs, 10);
+  EXPECT_DOUBLE_EQ(c.median_error_pct, 5.3);
+  EXPECT_TRUE(c.extrapolations.empty());
+}
+
+TEST(Confidence, AGpuFamilyWithoutRowsHasAssumedEfficiencies) {
+  const Confidence c = assess_confidence(builtin_model("llama3-8b"), load_cluster("b200:16"), plan(1, 1, 16),
+                                         {256, 8192}, "b200", classes());
+  EXPECT_FALSE(c.validated);
+  EXPECT_TRUE(mentions(c, "b200 efficiencies assumed"));
+  EXPECT_EQ(c.class_name, "dense-h100");  // the nearest class of the same kind, for its error
+  EXPECT_EQ(c.extrapolations.size(), 1u);  // no range checks against another family's runs
+}
+
+TEST(Confidence, SeqBeyondTheContextAndTheValidatedRange) {
+  const ModelSpec m = builtin_model("llama3-8b");
+  const std::int64_t seq = 2 * m.max_context;
+  const Confidence c =
+      assess_confidence(m, load_cluster("h100-sxm-80gb:64"), plan(8, 1, 4, 2), {64, seq}, "hopper", classes());
+  EXPECT_FALSE(c.validated);
+  EXPECT_TRUE(mentions(c, "beyond the model's context"));
+  EXPECT_TRUE(mentions(c, "validated up to 8192"));
+}
+
+TEST(Confidence, ContextParallelAcrossNodes) {
+  // tp 8 x cp 4 = 32 consecutive ranks: 4 nodes of 8.
+  const Confidence c = assess_confidence(builtin_model("llama3-70b"), load_cluster("h100-sxm-80gb:256"),
+                                         plan(8, 2, 4, 4), {64, 8192}, "hopper", classes());
+  EXPECT_TRUE(mentions(c, "context parallelism across 4 nodes"));
+  EXPECT_FALSE(c.validated);
+}
+
+TEST(Confidence, MoeDispatchBeyondTheValidatedNodeSpanAndGpuCount) {
+  const Cluster cluster = load_cluster("h800:2048");
+  const ModelSpec m = builtin_model("deepseek-v3");
+  // ep 64 with etp = tp = 2: 128 ranks, 16 nodes (the table validated 8).
+  const Confidence wide = assess_confidence(m, cluster, plan(2, 8, 128, 1, 64), {8192, 4096}, "hopper", classes());
+  EXPECT_TRUE(mentions(wide, "MoE dispatch across 16 nodes"));
+  EXPECT_TRUE(mentions(wide, "2048 GPUs (validated up to 1024)"));
+  EXPECT_EQ(wide.class_name, "moe");
+  const Confidence narrow = assess_confidence(m, load_cluster("h800:1024"), plan(1, 8, 128, 1, 64), {4096, 4096},
+                                              "hopper", classes());
+  EXPECT_TRUE(narrow.validated) << narrow.extrapolations.front();
+}
+
+TEST(Confidence, Fp8WithoutValidatedFp8RunsAndAnotherFramework) {
+  Plan p = plan(8, 2, 4);
+  p.precision = Precision::fp8;
+  const ModelSpec m = builtin_model("llama3-70b");
+  const Cluster cluster = load_cluster("h100-sxm-80gb:64");
+  // The MoE class has FP8 runs on Hopper, the dense class none.
+  EXPECT_TRUE(mentions(assess_confidence(m, cluster, p, {512, 8192}, "hopper", classes()),
+                       "no validated fp8 runs in class dense-h100"));
+  std::vector<AccuracyClass> bf16_only = classes();
+  bf16_only[1].precisions = {Precision::bf16};
+  EXPECT_TRUE(mentions(assess_confidence(m, cluster, p, {512, 8192}, "hopper", bf16_only),
+                       "no validated fp8 runs on this GPU family"));
+  p.precision = Precision::bf16;
+  p.framework = TrainingFramework::torchtitan;
+  EXPECT_TRUE(mentions(assess_confidence(m, cluster, p, {512, 8192}, "hopper", classes()), "framework torchtitan"));
+}
+
+TEST(Confidence, NodesSpannedIsTheCeilingOverTheNodeSize) {
+  const Cluster cluster = load_cluster("h100-sxm-80gb:64");  // 8 per node
+  EXPECT_EQ(nodes_spanned(1, cluster), 1);
+  EXPECT_EQ(nodes_spanned(8, cluster), 1);
+  EXPECT_EQ(nodes_spanned(9, cluster), 2);
+  EXPECT_EQ(nodes_spanned(64, cluster), 8);
+  Plan p = plan(2, 1, 32, 1, 8);
+  p.etp = 1;
+  EXPECT_EQ(expert_group_nodes(p, cluster), 1);
+  p.etp = 0;  // = tp: 16 ranks
+  EXPECT_EQ(expert_group_nodes(p, cluster), 2);
+}
+
+}  // namespace
+}  // namespace tessera
