@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <regex>
 #include <set>
 
 #include "core/error.h"
@@ -212,25 +211,51 @@ std::vector<std::string> MegatronArgs::recompute_modules() const {
 
 // ---- the layout grammar ----
 
+namespace {
+
+// A layout's repeat counts stay below this (Megatron's layouts count layers and stages).
+constexpr long kMaxLayoutRepeat = 100000;
+
+// One pass of parse_str_to_list's re.sub: "(body)*n" (body without ')') when `groups`, else
+// "c*n" (one character), each replaced by n copies; anything else is kept.
+std::string expand_repeats(const std::string& s, bool groups) {
+  const auto is_digit = [&](std::size_t i) { return i < s.size() && s[i] >= '0' && s[i] <= '9'; };
+  std::string out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    std::size_t body_begin = i, body_size = 1, star = i + 1;
+    if (groups) {
+      const std::size_t close = s[i] == '(' ? s.find(')', i + 1) : std::string::npos;
+      body_begin = i + 1;
+      body_size = close == std::string::npos ? 0 : close - i - 1;
+      star = close == std::string::npos ? s.size() : close + 1;
+    }
+    if (body_size == 0 || star >= s.size() || s[star] != '*' || !is_digit(star + 1)) {
+      out += s[i++];
+      continue;
+    }
+    long n = 0;
+    std::size_t j = star + 1;
+    for (; is_digit(j); ++j) {
+      n = n * 10 + (s[j] - '0');
+      if (n > kMaxLayoutRepeat)
+        throw Error("--pipeline-model-parallel-layout", "repeat count above " + std::to_string(kMaxLayoutRepeat),
+                    "counts of layers or stages");
+    }
+    for (long k = 0; k < n; ++k) out.append(s, body_begin, body_size);
+    i = j;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::string> megatron_layout_stages(const std::string& layout) {
   std::string s;
   for (char c : layout)
     if (c != ',') s += c;
   // Unroll "(...)*n", then "x*n", as parse_str_to_list does with re.sub.
-  for (const char* pattern : {R"(\(([^)]+)\)\*(\d+))", R"((.)\*(\d+))"}) {
-    const std::regex re(pattern);
-    std::string out;
-    auto begin = std::sregex_iterator(s.begin(), s.end(), re);
-    std::size_t last = 0;
-    for (auto it = begin; it != std::sregex_iterator(); ++it) {
-      out += s.substr(last, it->position() - last);
-      const std::string body = (*it)[1].str();
-      const long n = std::strtol((*it)[2].str().c_str(), nullptr, 10);
-      for (long i = 0; i < n; ++i) out += body;
-      last = it->position() + it->length();
-    }
-    s = out + s.substr(last);
-  }
+  s = expand_repeats(expand_repeats(s, /*groups=*/true), /*groups=*/false);
   std::vector<std::string> stages(1);
   for (char c : s) {
     if (c == '|') {

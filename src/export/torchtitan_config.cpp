@@ -16,7 +16,6 @@ namespace {
 constexpr const char* kModuleName = "tessera_recipe";
 constexpr const char* kFunctionName = "tessera_plan";
 constexpr int kRendezvousPort = 29500;
-constexpr std::int64_t kShimGpusPerNode = 8;
 
 const char* py_bool(bool b) { return b ? "True" : "False"; }
 
@@ -225,13 +224,6 @@ std::string torchtitan_job_text(const TorchtitanJobFiles& job) {
     begin = end + 1;
   }
   return t;
-}
-
-std::string torchtitan_toml(const ModelSpec& model, const Plan& plan, const Workload& workload) {
-  Cluster c;
-  c.gpus_per_node = std::min(kShimGpusPerNode, plan.gpus());
-  c.nodes = plan.gpus() / c.gpus_per_node;
-  return torchtitan_job_text(torchtitan_job(model, plan, workload, c));
 }
 
 }  // namespace tessera

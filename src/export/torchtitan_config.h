@@ -39,8 +39,4 @@ TorchtitanJobFiles torchtitan_job(const ModelSpec& model, const Plan& plan, cons
 // The recipe and the launch command as one text (what `tessera plan --emit torchtitan` prints).
 std::string torchtitan_job_text(const TorchtitanJobFiles& job);
 
-// Deprecated (the old TOML exporter's signature, kept until the CLI passes a cluster): the job
-// text for plan.gpus() GPUs in nodes of at most 8.
-std::string torchtitan_toml(const ModelSpec& model, const Plan& plan, const Workload& workload);
-
 }  // namespace tessera
