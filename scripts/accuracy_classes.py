@@ -76,7 +76,8 @@ for row in report["rows"]:
     tp, pp, dp, cp, ep = (int(plan[k]) for k in ("tp", "pp", "dp", "cp", "ep"))
     etp = int(plan.get("etp", tp))
     k = classes.setdefault(name, {"errors": [], "families": set(), "precisions": set(), "frameworks": set(),
-                                  "moe": moe, "max_gpus": 0, "max_seq": 0, "max_ep_nodes": 0, "max_cp_nodes": 0})
+                                  "moe": moe, "max_gpus": 0, "max_seq": 0, "max_ep_nodes": 0, "max_cp_nodes": 0,
+                                  "tp_comm_overlap": False})
     k["errors"].append(abs(row["error_pct"]))
     k["families"].add(family)
     k["precisions"].add(precision)
@@ -87,6 +88,7 @@ for row in report["rows"]:
         k["max_ep_nodes"] = max(k["max_ep_nodes"], nodes(etp * ep, per_node))
     if cp > 1:
         k["max_cp_nodes"] = max(k["max_cp_nodes"], nodes(tp * cp, per_node))
+    k["tp_comm_overlap"] = k["tp_comm_overlap"] or str(plan.get("overlap_tp", "0")) in ("1", "true", "True")
 
 
 def rounded(x):
@@ -109,7 +111,7 @@ for name in ORDER:
         "runs": len(k["errors"]), "median_error_pct": rounded(percentile(k["errors"], 50)),
         "p90_error_pct": rounded(percentile(k["errors"], 90)), "max_error_pct": rounded(max(k["errors"])),
         "max_gpus": k["max_gpus"], "max_seq": k["max_seq"], "max_ep_nodes": k["max_ep_nodes"],
-        "max_cp_nodes": k["max_cp_nodes"]})
+        "max_cp_nodes": k["max_cp_nodes"], "tp_comm_overlap": k["tp_comm_overlap"]})
 with open(os.path.join(root, "data/accuracy_classes.json"), "w") as f:
     json.dump(out, f, indent=2)
     f.write("\n")

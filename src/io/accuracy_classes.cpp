@@ -56,6 +56,7 @@ std::vector<AccuracyClass> accuracy_classes_from(const ValidationReport& report)
       k.max_seq = std::max(k.max_seq, r.workload.seq_len);
       if (r.plan_value.ep > 1) k.max_ep_nodes = std::max(k.max_ep_nodes, expert_group_nodes(r.plan_value, r.cluster));
       if (r.plan_value.cp > 1) k.max_cp_nodes = std::max(k.max_cp_nodes, context_group_nodes(r.plan_value, r.cluster));
+      k.tp_comm_overlap = k.tp_comm_overlap || r.plan_value.overlap_tp_comm;
     }
     std::sort(k.gpu_families.begin(), k.gpu_families.end());
     std::sort(k.precisions.begin(), k.precisions.end());
@@ -84,7 +85,8 @@ nlohmann::json accuracy_classes_to_json(const std::vector<AccuracyClass>& classe
                    {"max_gpus", k.max_gpus},
                    {"max_seq", k.max_seq},
                    {"max_ep_nodes", k.max_ep_nodes},
-                   {"max_cp_nodes", k.max_cp_nodes}});
+                   {"max_cp_nodes", k.max_cp_nodes},
+                   {"tp_comm_overlap", k.tp_comm_overlap}});
   }
   return {{"classes", out}};
 }
@@ -108,6 +110,7 @@ std::vector<AccuracyClass> accuracy_classes_from_json(const nlohmann::json& j) {
       k.max_seq = c.at("max_seq").get<std::int64_t>();
       k.max_ep_nodes = c.at("max_ep_nodes").get<std::int64_t>();
       k.max_cp_nodes = c.at("max_cp_nodes").get<std::int64_t>();
+      k.tp_comm_overlap = c.at("tp_comm_overlap").get<bool>();
       out.push_back(std::move(k));
     }
   } catch (const nlohmann::json::exception& e) {

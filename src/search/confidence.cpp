@@ -104,6 +104,8 @@ Confidence assess_confidence(const ModelSpec& model, const Cluster& cluster, con
   if (plan.cp > 1 && context_group_nodes(plan, cluster) > std::max<std::int64_t>(1, k->max_cp_nodes))
     x.push_back(fmt::format("context parallelism across {} nodes (validated up to {})",
                             context_group_nodes(plan, cluster), std::max<std::int64_t>(1, k->max_cp_nodes)));
+  if (plan.overlap_tp_comm && !k->tp_comm_overlap)
+    x.push_back("TP-communication overlap (no validated run overlapped TP collectives)");
   out.validated = x.empty();
   return out;
 }

@@ -35,6 +35,8 @@ struct AccuracyClass {
   // The most nodes one expert-parallel (etp x ep) or context-parallel (tp x cp) group spanned.
   std::int64_t max_ep_nodes = 0;
   std::int64_t max_cp_nodes = 0;
+  // Whether any run overlapped TP communication with GEMMs (--tp-comm-overlap).
+  bool tp_comm_overlap = false;
 };
 
 struct Confidence {

@@ -52,6 +52,7 @@ TEST(AccuracyClasses, BuiltinFileEqualsWhatValidationComputesNow) {
     EXPECT_EQ(g.max_seq, w.max_seq);
     EXPECT_EQ(g.max_ep_nodes, w.max_ep_nodes);
     EXPECT_EQ(g.max_cp_nodes, w.max_cp_nodes);
+    EXPECT_EQ(g.tp_comm_overlap, w.tp_comm_overlap);
   }
 }
 

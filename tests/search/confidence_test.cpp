@@ -132,5 +132,20 @@ TEST(Confidence, NodesSpannedIsTheCeilingOverTheNodeSize) {
   EXPECT_EQ(expert_group_nodes(p, cluster), 2);
 }
 
+TEST(Confidence, TpCommOverlapExtrapolatesUnlessARunUsedIt) {
+  const ModelSpec m = builtin_model("llama3-70b");
+  const Cluster c = load_cluster("h100-sxm-80gb:64");
+  Plan overlapped = plan(8, 2, 4);
+  overlapped.overlap_tp_comm = true;
+  const Confidence off = assess_confidence(m, c, plan(8, 2, 4), {512, 8192}, "hopper", classes());
+  const Confidence on = assess_confidence(m, c, overlapped, {512, 8192}, "hopper", classes());
+  EXPECT_FALSE(mentions(off, "TP-communication overlap"));
+  EXPECT_TRUE(mentions(on, "TP-communication overlap"));
+  EXPECT_FALSE(on.validated);
+  std::vector<AccuracyClass> with_overlap = classes();
+  for (AccuracyClass& k : with_overlap) k.tp_comm_overlap = true;
+  EXPECT_TRUE(assess_confidence(m, c, overlapped, {512, 8192}, "hopper", with_overlap).validated);
+}
+
 }  // namespace
 }  // namespace tessera
