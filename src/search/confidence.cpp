@@ -20,19 +20,24 @@ constexpr std::int64_t kMinClassRuns = 5;
 const char* framework_name(TrainingFramework f) { return f == TrainingFramework::torchtitan ? "torchtitan" : "megatron"; }
 
 // The class of the model's kind, GPU family and precision; else the same kind and family; else
-// the same kind (its error is what the nearest validated runs measured); nullptr if none.
+// the same kind and precision; else the same kind (its error is what the nearest validated runs
+// measured); nullptr if none.
 const AccuracyClass* nearest_class(const std::vector<AccuracyClass>& classes, bool moe, const std::string& family,
                                    Precision precision) {
   const AccuracyClass* same_family = nullptr;
+  const AccuracyClass* same_precision = nullptr;
   const AccuracyClass* same_kind = nullptr;
   for (const AccuracyClass& k : classes) {
     if (k.moe != moe || k.runs == 0) continue;
     const bool family_ok = holds(k.gpu_families, family);
-    if (family_ok && holds(k.precisions, precision)) return &k;
+    const bool precision_ok = holds(k.precisions, precision);
+    if (family_ok && precision_ok) return &k;
     if (family_ok && same_family == nullptr) same_family = &k;
+    if (precision_ok && same_precision == nullptr) same_precision = &k;
     if (same_kind == nullptr) same_kind = &k;
   }
-  return same_family != nullptr ? same_family : same_kind;
+  if (same_family != nullptr) return same_family;
+  return same_precision != nullptr ? same_precision : same_kind;
 }
 
 bool family_validated(const std::vector<AccuracyClass>& classes, const std::string& family) {

@@ -147,5 +147,20 @@ TEST(Confidence, TpCommOverlapExtrapolatesUnlessARunUsedIt) {
   EXPECT_TRUE(assess_confidence(m, c, overlapped, {512, 8192}, "hopper", with_overlap).validated);
 }
 
+TEST(Confidence, AnUnvalidatedFamilyLendsTheErrorOfTheSamePrecision) {
+  std::vector<AccuracyClass> table = classes();
+  AccuracyClass fp8 = table.front();
+  fp8.name = "dense-fp8";
+  fp8.precisions = {Precision::fp8};
+  table.push_back(fp8);
+  Plan p = plan(8, 2, 4);
+  p.precision = Precision::fp8;
+  const Confidence c = assess_confidence(builtin_model("llama3-70b"), load_cluster("b200:64"), p, {512, 8192},
+                                         "blackwell", table);
+  EXPECT_FALSE(c.validated);
+  EXPECT_EQ(c.class_name, "dense-fp8");
+  EXPECT_TRUE(mentions(c, "efficiencies assumed"));
+}
+
 }  // namespace
 }  // namespace tessera
