@@ -80,7 +80,7 @@ std::string differing_keys(const Plan& winner, const Plan& runner_up, const Work
   return mine.empty() ? "" : fmt::format("{} (runner-up {})", mine, theirs);
 }
 
-std::string why(const PlanSearch& search, const Cluster* cluster, const Workload& workload) {
+std::string why(const PlanSearch& search, const Cluster& cluster, const Workload& workload) {
   if (search.plans.size() < 2) return "";
   const RankedPlan& first = search.plans[0];
   const RankedPlan& second = search.plans[1];
@@ -110,17 +110,15 @@ std::string why(const PlanSearch& search, const Cluster* cluster, const Workload
   const double mem = (b.peak_memory_bytes - a.peak_memory_bytes) / units::kGiB;
   if (std::abs(mem) >= kNegligibleMemoryGib) out += fmt::format("; {:.1f} GiB {} memory", std::abs(mem), mem > 0 ? "less" : "more");
   else if (tie) out += "; the same memory";
-  if (cluster != nullptr) {
-    const int ca = cross_node_groups(first.plan, *cluster), cb = cross_node_groups(second.plan, *cluster);
-    if (ca != cb)
-      out += fmt::format("; {} {} tp/cp/expert group(s) crossing nodes", std::abs(ca - cb), ca < cb ? "fewer" : "more");
-  }
+  const int ca = cross_node_groups(first.plan, cluster), cb = cross_node_groups(second.plan, cluster);
+  if (ca != cb)
+    out += fmt::format("; {} {} tp/cp/expert group(s) crossing nodes", std::abs(ca - cb), ca < cb ? "fewer" : "more");
   const std::string keys = differing_keys(first.plan, second.plan, workload);
   if (!keys.empty()) out += fmt::format("; differs in {}", keys);
   return out;
 }
 
-nlohmann::json search_json(const PlanSearch& s, const ModelSpec& model, const Cluster* cluster, const Workload& w) {
+nlohmann::json search_json(const PlanSearch& s, const ModelSpec& model, const Cluster& cluster, const Workload& w) {
   nlohmann::json plans = nlohmann::json::array();
   for (const auto& r : s.plans) {
     const Estimate& e = r.estimate;
@@ -132,10 +130,8 @@ nlohmann::json search_json(const PlanSearch& s, const ModelSpec& model, const Cl
                             {"fits", e.fits},
                             {"estimate", estimate_to_json(e)}};
     add_megatron_args(entry, model, r.plan, w);
-    if (cluster != nullptr) {
-      entry["confidence"] = confidence_to_json(estimate_confidence(model, *cluster, r.plan, w));
-      entry["cross_node_groups"] = cross_node_groups(r.plan, *cluster);
-    }
+    entry["confidence"] = confidence_to_json(estimate_confidence(model, cluster, r.plan, w));
+    entry["cross_node_groups"] = cross_node_groups(r.plan, cluster);
     plans.push_back(std::move(entry));
   }
   nlohmann::json out = {{"evaluated", s.evaluated},
@@ -175,19 +171,13 @@ std::string confidence_lines(const PlanSearch& s, const ModelSpec& model, const 
 
 }  // namespace
 
-std::string why_winner(const PlanSearch& search, const Workload& workload) { return why(search, nullptr, workload); }
-
 std::string why_winner(const PlanSearch& search, const Cluster& cluster, const Workload& workload) {
-  return why(search, &cluster, workload);
-}
-
-nlohmann::json plan_search_to_json(const PlanSearch& s, const ModelSpec& model, const Workload& w) {
-  return search_json(s, model, nullptr, w);
+  return why(search, cluster, workload);
 }
 
 nlohmann::json plan_search_to_json(const PlanSearch& s, const ModelSpec& model, const Cluster& cluster,
                                    const Workload& w) {
-  return search_json(s, model, &cluster, w);
+  return search_json(s, model, cluster, w);
 }
 
 std::string plan_search_to_table(const PlanSearch& s, const ModelSpec& model, const Cluster& cluster,

@@ -14,11 +14,9 @@
 namespace tessera {
 
 // {"evaluated", "feasible", "search_time_s", "plans_per_s", "memory_limit_gib", "headroom_gib",
-//  "aliases", "why", "plans": [{..., "confidence": {...}, "cross_node_groups"}]}. Without the
-// cluster (the older overload) the plans carry no confidence or node crossings.
+//  "aliases", "why", "plans": [{..., "confidence": {...}, "cross_node_groups"}]}.
 nlohmann::json plan_search_to_json(const PlanSearch& search, const ModelSpec& model, const Cluster& cluster,
                                    const Workload& workload);
-nlohmann::json plan_search_to_json(const PlanSearch& search, const ModelSpec& model, const Workload& workload);
 // The table, each plan's confidence, the why line and the winner in full. The limit printed is
 // the search's own (PlanSearch::memory_limit_bytes); memory_limit_gib is used only when the
 // search carries none.
@@ -27,10 +25,8 @@ std::string plan_search_to_table(const PlanSearch& search, const ModelSpec& mode
 // "tp=8,pp=8 beats tp=4,pp=16 by 0.41 s (2.1%): pipeline bubble 0.30 s less, ...; 1.2 GiB more
 // memory; differs in tp=8,pp=8 (runner-up tp=4,pp=16)"; for times equal within kTimeTieFraction
 // "A ranks above B: equal time within 0.1% (...); 0.2 GiB less memory; ...; differs in ..."
-// (never a bare 0.0%). Empty with fewer than two plans. With the cluster it also names the
-// difference in groups crossing nodes.
+// (never a bare 0.0%), and the difference in groups crossing nodes. Empty with fewer than two plans.
 std::string why_winner(const PlanSearch& search, const Cluster& cluster, const Workload& workload);
-std::string why_winner(const PlanSearch& search, const Workload& workload);
 
 // A plan over pools of different GPUs (search/mixed_planner.h).
 nlohmann::json mixed_plan_to_json(const MixedPlan& plan, const MixedCluster& cluster, const ModelSpec& model,

@@ -33,8 +33,6 @@ TEST(PlanReport, JsonShowsTheLimitAndEachPlansConfidence) {
     EXPECT_GT(conf.at("runs").get<std::int64_t>(), 0);
     EXPECT_TRUE(p.contains("cross_node_groups"));
   }
-  // The older overload still works (no cluster: no confidence).
-  EXPECT_FALSE(plan_search_to_json(s, m, w).at("plans").front().contains("confidence"));
 }
 
 TEST(PlanReport, TableShowsTheHeadroomAndConfidence) {
