@@ -4,7 +4,10 @@
 #   make demo   the built-in default estimate and plan search, a multimodal plan, and validation
 #               against ../shared when present
 #   make test   ctest on build/, then the ASan + UBSan tree build-asan/ and ctest there
-#   make asan   only the sanitizer part of `make test`
+#   make asan   only the sanitizer part of `make test` (its ctest includes a short run of every
+#               fuzz target: seed and regression corpora replayed, then FUZZ_CI_SECONDS of fuzzing)
+#   make fuzz   every fuzz target (fuzz/) for FUZZ_SECONDS each, one after another; a crashing input
+#               is written to fuzz/regression/<target>/, which every later run replays
 #   make bench  build/bin/tessera_bench, when the benchmarks are built
 #   make clean  remove build/ and build-asan/
 
@@ -19,13 +22,20 @@ VALIDATION_CSV ?= ../shared/validation/public_runs.csv
 
 # The sanitizer tree: Debug at -O1 compiles faster than RelWithDebInfo (-O2) and keeps ASan's
 # reports readable; -g1 (function names and line tables, all a sanitizer's stack trace needs)
-# compiles about a third faster than -g; the benchmarks are off there.
+# compiles about a third faster than -g; the benchmarks are off there. It is built with clang++ so
+# the same tree also builds the libFuzzer targets (coverage needs clang's instrumentation; one tree
+# instead of a third costs no extra compile of the libraries).
+FUZZ_CI_SECONDS ?= 5
 ASAN_CMAKE_FLAGS := -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
-                    -DTESSERA_SANITIZE=ON -DTESSERA_BENCH=OFF
+                    -DCMAKE_CXX_COMPILER=clang++ -DTESSERA_SANITIZE=ON -DTESSERA_BENCH=OFF \
+                    -DTESSERA_FUZZ=ON -DTESSERA_FUZZ_SECONDS=$(FUZZ_CI_SECONDS)
+# `make fuzz`: seconds per target. Each target's libFuzzer options (the per-input time and memory
+# limits, a dictionary) come from build-asan/fuzz-options/<target>.txt, written by fuzz/CMakeLists.txt.
+FUZZ_SECONDS ?= 300
 SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 CTEST_FLAGS := --output-on-failure --no-tests=error -j2
 
-.PHONY: all deps build demo test asan bench clean
+.PHONY: all deps build demo test asan fuzz bench clean
 all: build
 
 deps:
@@ -50,6 +60,19 @@ asan: deps
 	cmake -S . -B $(ASAN_DIR) $(ASAN_CMAKE_FLAGS) -DPython_EXECUTABLE=$(PYTHON)
 	cmake --build $(ASAN_DIR) -j$(JOBS)
 	cd $(ASAN_DIR) && $(SANITIZER_ENV) ctest $(CTEST_FLAGS)
+
+# Each target in turn (they share the cores); new coverage goes to build-asan/fuzz-corpus/<target>/
+# (kept between runs), crashes to fuzz/regression/<target>/ (commit them: CI replays them).
+fuzz: deps
+	cmake -S . -B $(ASAN_DIR) $(ASAN_CMAKE_FLAGS) -DPython_EXECUTABLE=$(PYTHON)
+	cmake --build $(ASAN_DIR) -j$(JOBS) --target $$(sed 's/^/fuzz_/' $(ASAN_DIR)/fuzz-targets.txt)
+	status=0; for t in $$(cat $(ASAN_DIR)/fuzz-targets.txt); do \
+	  mkdir -p fuzz/regression/$$t; echo "== fuzz_$$t: $(FUZZ_SECONDS) s"; \
+	  $(SANITIZER_ENV) $(ASAN_DIR)/bin/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    $$(cat $(ASAN_DIR)/fuzz-options/$$t.txt) \
+	    -artifact_prefix=fuzz/regression/$$t/ $(ASAN_DIR)/fuzz-corpus/$$t fuzz/corpus/$$t \
+	    fuzz/regression/$$t || status=1; \
+	done; exit $$status
 
 bench: build
 	if [ -x $(BUILD_DIR)/bin/tessera_bench ]; then $(BUILD_DIR)/bin/tessera_bench; \

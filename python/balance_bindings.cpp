@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/core.h>
@@ -53,6 +54,9 @@ struct Where {
 
 std::int64_t token_count(py::handle value, const Where& where) {
   std::int64_t t = 0;
+  // pybind11 would read True as 1: a bool is no token count.
+  if (py::isinstance<py::bool_>(value))
+    throw Error(where.text(), "expected a token count, got " + std::string(py::str(value)), "an integer");
   try {
     t = py::cast<std::int64_t>(value);
   } catch (const py::cast_error&) {
@@ -107,6 +111,14 @@ std::vector<double> finite_costs(const std::vector<double>& costs) {
     if (!std::isfinite(costs[i]) || costs[i] < 0)
       throw Error(fmt::format("costs[{}]", i), fmt::format("got {}", costs[i]), "a finite number >= 0");
   return costs;
+}
+
+std::vector<std::int64_t> checked_tokens(const std::vector<std::int64_t>& tokens) {
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    if (tokens[i] < 0 || tokens[i] > kMaxSampleTokens)
+      throw Error(fmt::format("tokens[{}]", i), fmt::format("got {}", tokens[i]),
+                  fmt::format("an integer from 0 to {}", kMaxSampleTokens));
+  return tokens;
 }
 
 // One step: which samples each slot holds.
@@ -186,6 +198,7 @@ class Balancer {
     if (tokens.size() != time.size())
       throw Error("tokens", fmt::format("has {} entries for {} costs", tokens.size(), time.size()),
                   "one token count per cost (required with max_tokens)");
+    checked_tokens(tokens);
     StreamResult r;
     {
       py::gil_scoped_release unlocked;
@@ -196,17 +209,33 @@ class Balancer {
     return p;
   }
 
+  // Each sample's predicted time and backbone tokens, what balance_costs and stream_costs take:
+  // a sampler converts and checks its samples once, then balances steps of them by index.
+  std::pair<std::vector<double>, std::vector<std::int64_t>> costs_and_tokens(const py::object& text,
+                                                                             const py::object& images,
+                                                                             const py::object& generated) const {
+    std::pair<std::vector<double>, std::vector<std::int64_t>> out;
+    for (const SampleTokens& s : samples_from(text, images, generated)) {
+      out.first.push_back(sample_cost(cost_, s).total_s());
+      out.second.push_back(s.backbone_tokens());
+    }
+    return out;
+  }
+
   StreamPlan stream(const py::object& text, const py::object& images, const py::object& generated, int steps) const {
+    const auto [time, tokens] = costs_and_tokens(text, images, generated);
+    return stream_costs(time, tokens, steps);
+  }
+
+  StreamPlan stream_costs(const std::vector<double>& costs, const std::vector<std::int64_t>& tokens, int steps) const {
     StreamSettings st = settings_;
     st.one_step = false;
     st.steps = steps;
-    const auto samples = samples_from(text, images, generated);
-    std::vector<std::int64_t> tokens;
-    std::vector<double> time;
-    for (const SampleTokens& s : samples) {
-      tokens.push_back(s.backbone_tokens());
-      time.push_back(sample_cost(cost_, s).total_s());
-    }
+    const std::vector<double> time = finite_costs(costs);
+    if (tokens.size() != time.size())
+      throw Error("tokens", fmt::format("has {} entries for {} costs", tokens.size(), time.size()),
+                  "one token count per cost");
+    checked_tokens(tokens);
     StreamResult r;
     {
       py::gil_scoped_release unlocked;
@@ -276,6 +305,11 @@ void bind_balance(py::module_& m) {
            py::arg("generated_tokens") = py::none(), "One step over all the samples given")
       .def("balance_costs", &Balancer::balance_costs, py::arg("costs"), py::arg("tokens") = std::vector<std::int64_t>{},
            "One step over samples with the given costs (and token counts, needed with max_tokens)")
+      .def("costs_and_tokens", &Balancer::costs_and_tokens, py::arg("text_tokens"),
+           py::arg("image_tokens") = py::none(), py::arg("generated_tokens") = py::none(),
+           "(predicted time of each sample in seconds, its backbone tokens): what balance_costs / stream_costs take")
+      .def("stream_costs", &Balancer::stream_costs, py::arg("costs"), py::arg("tokens"), py::arg("steps"),
+           "stream over samples given by their costs and backbone tokens (as costs_and_tokens returns them)")
       .def("stream", &Balancer::stream, py::arg("text_tokens"), py::arg("image_tokens") = py::none(),
            py::arg("generated_tokens") = py::none(), py::arg("steps"),
            "Steps of dp x microbatches x max_tokens tokens each, carrying over what does not fit")

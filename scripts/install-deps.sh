@@ -10,6 +10,12 @@ core_packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev
   googletest libgtest-dev libbenchmark-dev
 )
+# The sanitizer tree and the fuzz targets (fuzz/): clang++ with libFuzzer and the sanitizer
+# runtimes. The generic names follow Debian's default clang (bookworm: clang-14 and
+# libclang-rt-14-dev), so the compiler and its runtime always match.
+fuzz_packages=(
+  clang libclang-rt-dev
+)
 # The Python bindings and package (pybind11 module, torch sampler, gradient-norm hook) that later
 # issues add; installed now too so every machine has one environment. python3-torch is large.
 python_packages=(
@@ -17,7 +23,7 @@ python_packages=(
 )
 
 missing=()
-for pkg in "${core_packages[@]}" "${python_packages[@]}"; do
+for pkg in "${core_packages[@]}" "${fuzz_packages[@]}" "${python_packages[@]}"; do
   # `dpkg -s` succeeds for removed-but-configured packages too: require "install ok installed".
   dpkg -s "$pkg" 2>/dev/null | grep -x 'Status: install ok installed' >/dev/null || missing+=("$pkg")
 done

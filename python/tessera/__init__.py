@@ -11,7 +11,8 @@ The compiled core is ``tessera._tessera``; everything it defines is re-exported 
 * ``Balancer(dp, microbatches=1, max_tokens=0, method="lpt", model="llama3-8b",
   gpu="h100-sxm-80gb", equal_count=False)`` places samples on data-parallel ranks x
   micro-batches by their predicted time (``balance``, ``balance_costs``, ``stream``,
-  ``sample_costs``); methods ``none``, ``fixed-greedy``, ``lpt``, ``kk``, ``wlb``.
+  ``stream_costs``, ``sample_costs``, ``costs_and_tokens``); methods ``none``, ``fixed-greedy``,
+  ``lpt``, ``kk``, ``wlb``.
 * ``lpt``, ``karmarkar_karp``, ``order_microbatches``, ``cp_sharding``: the algorithms alone.
 * ``synthetic_samples(mix, n, seed)``: the pinned ``wlb-like`` and ``mllm-like`` mixes.
 * ``GnsEstimator(ema_decay=0.999)``: the gradient noise scale B_simple from squared gradient
@@ -26,12 +27,17 @@ The compiled core is ``tessera._tessera``; everything it defines is re-exported 
   ``parse_megatron_batch_schedule`` (``--step-batch-size-schedule`` text), ``format_count``.
 * ``ElasticBatchSampler``: a data-parallel batch sampler whose global batch may change at any
   step with no sample lost or repeated (pure Python).
-* ``TesseraError`` (a ``ValueError``) for invalid input, naming the field and allowed values.
+* ``TesseraError`` (a ``ValueError``) for invalid input, naming the field and allowed values;
+  ``ArgumentTypeError`` (a ``TesseraError`` and a ``TypeError``) for an argument of the wrong
+  kind (``bool`` is not an integer, ``4.0`` is not one either; numpy integers are). Every public
+  entry point checks its arguments when called (``_arguments``, ``_checked_bindings``).
 
 ``tessera.torch`` holds ``BalancedDistributedSampler`` for a torch ``DataLoader`` and
 ``GradNormHook`` for a DDP model; torch is imported only when one of them is built.
 """
 
+from . import _checked_bindings  # noqa: F401  (checks every binding's arguments; before the names are copied)
+from ._arguments import ArgumentTypeError  # noqa: F401
 from ._tessera import *  # noqa: F401,F403  (each binding file adds its names)
 from ._tessera import __doc__ as _core_doc  # noqa: F401
 from ._tessera import __version__  # noqa: F401

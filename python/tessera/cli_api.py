@@ -19,12 +19,16 @@ import os
 import re
 import tempfile
 
+from ._arguments import ArgumentTypeError
 from ._tessera import TesseraError, _run
 
 _EXIT_USAGE = 2  # the CLI's exit status for bad input (src/cli/subcommands.h, kExitUsage)
 _ERROR_PREFIX = "error: "
 # The folder an HF config.json sits in names the model (src/io/model_source.cpp, load_model).
 _DEFAULT_HF_NAME = "hf-model"
+# Options of plan / estimate / validate that take a value: True would become a bare flag there.
+_VALUED_OPTIONS = {"model": "'llama3-8b'", "cluster": "'h100-sxm-80gb:64'", "gbs": 512, "seq": 4096, "top": 5,
+                   "fix": "'tp=8'", "max_memory_gib": 60, "plan": "'tp=8,pp=1'", "pipeline": "'simulated'"}
 
 
 def run_cli(args):
@@ -32,7 +36,11 @@ def run_cli(args):
 
     Raises ``TesseraError`` (``ValueError``) with the error line when the command rejects its input.
     """
-    code, out, err = _run([str(a) for a in args])
+    if isinstance(args, (str, bytes)) or not isinstance(args, (list, tuple)):
+        raise ArgumentTypeError(
+            f"args: got {type(args).__name__} (allowed: a list of arguments, e.g. ['plan', '--model', 'llama3-8b'])"
+        )
+    code, out, err = _run([os.fspath(a) if isinstance(a, os.PathLike) else str(a) for a in args])
     out_text = out.decode("utf-8", errors="replace")
     err_text = err.decode("utf-8", errors="replace").strip()
     if code == _EXIT_USAGE:
@@ -90,6 +98,10 @@ def _arguments(folder, options):
     """CLI arguments for keyword options, writing dict / list values to files under folder."""
     args = []
     for key, value in options.items():
+        if not isinstance(key, str) or not key.isidentifier():
+            raise ArgumentTypeError(f"{key}: not an option name (allowed: keywords such as max_memory_gib=60)")
+        if value is True and key in _VALUED_OPTIONS:
+            raise ArgumentTypeError(f"{key}: got True (allowed: a value, e.g. {key}={_VALUED_OPTIONS[key]})")
         if value is None or value is False:
             continue
         if value is True:

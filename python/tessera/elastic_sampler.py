@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Dict, Iterator, List, Optional
 
-from . import _tessera
+from . import _arguments, _tessera
 
 __all__ = ["ElasticBatchSampler"]
 
@@ -32,7 +32,7 @@ class ElasticBatchSampler:
     """This rank's micro-batches of a stream of seeded epoch permutations; see the module docstring.
 
     Args:
-        dataset_size: samples in the dataset (n).
+        dataset_size: samples in the dataset (n); 0 yields no step.
         global_batch: samples per step over all ranks; a multiple of num_replicas x microbatches.
         num_replicas, rank: the data-parallel group; default: the initialized torch process group.
         microbatches: micro-batches per rank and step (equal sizes).
@@ -53,22 +53,19 @@ class ElasticBatchSampler:
         shuffle: bool = True,
         steps: Optional[int] = None,
     ) -> None:
+        dataset_size = _arguments.integer("dataset_size", dataset_size, 0, _arguments.MAX_COUNT)
         if num_replicas is None or rank is None:
             from .torch import _process_group  # lazy: imports torch.distributed
 
             world, me = _process_group()
             num_replicas = world if num_replicas is None else num_replicas
             rank = me if rank is None else rank
-        if dataset_size < 1:
-            raise ValueError(f"dataset_size: got {dataset_size} (allowed: an integer >= 1)")
-        if num_replicas < 1:
-            raise ValueError(f"num_replicas: got {num_replicas} (allowed: an integer >= 1)")
-        if not 0 <= rank < num_replicas:
-            raise ValueError(f"rank: got {rank} (allowed: 0 to {num_replicas - 1})")
-        if microbatches < 1:
-            raise ValueError(f"microbatches: got {microbatches} (allowed: an integer >= 1)")
-        if seed < 0:
-            raise ValueError(f"seed: got {seed} (allowed: an integer >= 0)")
+        num_replicas = _arguments.integer("num_replicas", num_replicas, 1, _arguments.MAX_SLOTS)
+        rank = _arguments.integer("rank", rank, 0, num_replicas - 1)
+        microbatches = _arguments.integer("microbatches", microbatches, 1, _arguments.MAX_SLOTS)
+        seed = _arguments.integer("seed", seed, 0, _arguments.MAX_SEED)
+        shuffle = _arguments.boolean("shuffle", shuffle)
+        steps = _arguments.optional_integer("steps", steps, 0)
         self.dataset_size = dataset_size
         self.num_replicas = num_replicas
         self.rank = rank
@@ -91,8 +88,9 @@ class ElasticBatchSampler:
     def set_global_batch(self, global_batch: int) -> None:
         """The batch size of every step from the next one on."""
         slots = self.num_replicas * self.microbatches
-        if global_batch < 1 or global_batch % slots:
-            raise ValueError(
+        global_batch = _arguments.integer("global_batch", global_batch, 1, _arguments.MAX_COUNT)
+        if global_batch % slots:
+            raise _arguments.TesseraError(
                 f"global_batch: got {global_batch} (allowed: a positive multiple of {self.num_replicas} ranks x "
                 f"{self.microbatches} micro-batches = {slots})"
             )
@@ -107,17 +105,23 @@ class ElasticBatchSampler:
         return {"position": self.position, "seed": self.seed, "dataset_size": self.dataset_size}
 
     def load_state_dict(self, state: dict) -> None:
+        if not isinstance(state, dict) or "position" not in state:
+            raise _arguments.ArgumentTypeError(
+                f"state: got {type(state).__name__} (allowed: a dict from state_dict() with a position)"
+            )
         if state.get("seed", self.seed) != self.seed or state.get("dataset_size", self.dataset_size) != self.dataset_size:
-            raise ValueError("state: saved for another seed or dataset size")
-        position = int(state["position"])
-        if position < 0:
-            raise ValueError(f"state.position: got {position} (allowed: an integer >= 0)")
-        self.position = position
+            raise _arguments.TesseraError(
+                f"state: saved for seed {state.get('seed')} and dataset_size {state.get('dataset_size')} "
+                f"(allowed: seed {self.seed} and dataset_size {self.dataset_size})"
+            )
+        self.position = _arguments.integer("state.position", state["position"], 0)
 
     # -- steps ----------------------------------------------------------------------------------
 
     def next_step(self) -> List[List[int]]:
         """Consumes one step at the current global batch; returns this rank's micro-batches."""
+        if self.dataset_size == 0:
+            raise _arguments.TesseraError("dataset_size: 0 samples, no step to take (allowed: an integer >= 1)")
         b = self._global_batch
         share = b // self.num_replicas
         size = share // self.microbatches
@@ -128,17 +132,23 @@ class ElasticBatchSampler:
         return [mine[k * size : (k + 1) * size] for k in range(self.microbatches)]
 
     def __iter__(self) -> Iterator[List[int]]:
-        while self.steps is None or self.steps_taken < self.steps:
+        while self.dataset_size and (self.steps is None or self.steps_taken < self.steps):  # empty: no step
             yield from self.next_step()
 
     def __len__(self) -> int:
         """Micro-batches left to yield (only with ``steps``)."""
+        if self.dataset_size == 0:
+            return 0
         if self.steps is None:
             raise TypeError("len: an ElasticBatchSampler without steps never ends")
         return max(0, self.steps - self.steps_taken) * self.microbatches
 
     def stream(self, begin: int, end: int) -> List[int]:
         """Dataset indices at stream positions [begin, end) (any rank's, any epoch's)."""
+        begin = _arguments.integer("begin", begin, 0)
+        end = _arguments.integer("end", end, begin)
+        if end > begin and self.dataset_size == 0:
+            raise _arguments.TesseraError("dataset_size: 0 samples, an empty stream (allowed: begin == end)")
         out: List[int] = []
         n = self.dataset_size
         while begin < end:

@@ -32,9 +32,12 @@ torch is imported when a hook is built, never by ``import tessera``.
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
 from typing import Callable, Dict, Optional
+
+from . import _arguments
 
 __all__ = ["GradNormHook", "StepNorms"]
 
@@ -95,8 +98,11 @@ class GradNormHook:
         import torch
         import torch.distributed as dist
 
-        if accumulation not in ("mean", "sum"):
-            raise ValueError(f"accumulation: got {accumulation!r} (allowed: mean, sum)")
+        _arguments.choice("accumulation", accumulation, ("mean", "sum"))
+        if replicas is not None and not callable(replicas) and not isinstance(replicas, dict):
+            raise _arguments.ArgumentTypeError(
+                f"replicas: got {type(replicas).__name__} (allowed: None, a dict parameter -> count, or a function)"
+            )
         if not hasattr(ddp_model, "register_comm_hook"):
             raise ValueError("ddp_model: expected a torch.nn.parallel.DistributedDataParallel model")
         self._torch = torch
@@ -113,9 +119,7 @@ class GradNormHook:
         for p in module.parameters():
             if not p.requires_grad:
                 continue
-            r = self._replicas(p)
-            if r < 1 or int(r) != r:
-                raise ValueError(f"replicas: got {r} for a parameter of shape {tuple(p.shape)} (allowed: an integer >= 1)")
+            r = _arguments.integer(f"replicas[parameter of shape {tuple(p.shape)}]", self._replicas(p), 1)
             if r != 1:
                 self._weights[id(p)] = 1.0 / r
             self._handles.append(p.register_hook(self._parameter_hook(1.0 / r)))
@@ -127,6 +131,7 @@ class GradNormHook:
     def step_norms(self, microbatch_size: float) -> StepNorms:
         """This step's norms (call after the last backward of the step, before zeroing the gradients);
         resets for the next step. ``microbatch_size``: samples per micro-batch (the same everywhere)."""
+        micro = _arguments.real("microbatch_size", microbatch_size, 0.0, math.inf, low_open=True, high_open=True)
         torch, dist = self._torch, self._dist
         self._close_microbatch()
         if self._pending:
@@ -152,7 +157,6 @@ class GradNormHook:
         dist.all_reduce(totals, group=self._group)
         mb_sum_all, n_all, local_all = totals.tolist()
         self._reset()
-        micro = float(microbatch_size)
         return StepNorms(
             microbatch_sq_norm=mb_sum_all / n_all,
             microbatch_size=micro,

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "adapt/batch_grid.h"
 #include "core/checks.h"
 #include "core/error.h"
 #include "model/parameter_count.h"
@@ -47,8 +48,16 @@ constexpr double kZero3TimeScale = 1.182;
 // budget to the budget (and held at the first value below it).
 constexpr int kTrajectoryPoints = 64;
 constexpr double kTrajectoryStartFraction = 1e-6;
-// Upper bounds for validation.
+// Bounds for validation. Tokens: 1e16, 700x Llama 3 405B's 15.6T-token pre-training (arXiv
+// 2407.21783, section 3.1); the simulator's work does not grow with them (decision windows and
+// optimum segments are bounded in number). Sequence length: 2^24, above any model's context.
+// Trajectory points: each is read by binary search, the bound only keeps files reasonable.
+// Scales: from 100x faster to 10x slower than described, the what-ifs that mean something (a
+// zero or denormal scale would make step times vanish and throughput infinite).
 constexpr double kMaxTokens = 1e16;
+constexpr std::int64_t kMaxSeqLen = std::int64_t{1} << 24;
+constexpr std::size_t kMaxTrajectoryPoints = 10000;
+constexpr double kMinScale = 0.01;
 constexpr double kMaxScale = 10.0;
 constexpr double kMaxJitter = 0.5;
 constexpr double kMaxNoiseDimension = 1e9;
@@ -81,7 +90,7 @@ std::string short_number(double x) {
 }
 
 void require_finite_in(const std::string& field, double value, double low, double high, const std::string& allowed) {
-  if (!std::isfinite(value) || value < low || value > high) throw Error(field, "got " + std::to_string(value), allowed);
+  if (!std::isfinite(value) || value < low || value > high) throw Error(field, "got " + number_text(value), allowed);
 }
 
 }  // namespace
@@ -107,26 +116,29 @@ double kaplan_critical_batch_tokens(double non_embedding_params, double tokens) 
 
 void NoiseScaleScenario::validate() const {
   if (name.empty()) throw Error("scenario.name", "empty", "a name");
-  require_positive("scenario.seq_len", seq_len);
+  require_positive("scenario.seq_len", seq_len, kMaxSeqLen);
   if (!std::isfinite(token_budget) || token_budget < 1.0 || token_budget > kMaxTokens)
-    throw Error("scenario.token_budget", "got " + std::to_string(token_budget), "a number of tokens from 1 to 1e16");
-  require_positive("scenario.reference_batch", reference_batch);
-  require_positive("scenario.min_batch", min_batch);
-  require_positive("scenario.max_batch", max_batch);
+    throw Error("scenario.token_budget", "got " + number_text(token_budget), "a number of tokens from 1 to 1e16");
+  require_positive("scenario.reference_batch", reference_batch, kMaxGridBatch);
+  require_positive("scenario.min_batch", min_batch, kMaxGridBatch);
+  require_positive("scenario.max_batch", max_batch, kMaxGridBatch);
   if (max_batch < min_batch)
     throw Error("scenario.max_batch", "got " + std::to_string(max_batch) + " below min_batch " + std::to_string(min_batch),
-                "an integer >= min_batch");
+                "an integer from min_batch to " + std::to_string(kMaxGridBatch));
   if (noise_scale.empty()) throw Error("scenario.noise_scale", "no points", "at least one {tokens, noise_scale_tokens}");
+  if (noise_scale.size() > kMaxTrajectoryPoints)
+    throw Error("scenario.noise_scale", std::to_string(noise_scale.size()) + " points",
+                "at most " + std::to_string(kMaxTrajectoryPoints) + " points");
   for (std::size_t i = 0; i < noise_scale.size(); ++i) {
     const std::string at = "scenario.noise_scale[" + std::to_string(i) + "]";
     require_finite_in(at + ".tokens", noise_scale[i].tokens, 0.0, kMaxTokens, "tokens from 0 to 1e16");
     if (i > 0 && noise_scale[i].tokens <= noise_scale[i - 1].tokens)
-      throw Error(at + ".tokens", "got " + std::to_string(noise_scale[i].tokens) + " after " +
-                                     std::to_string(noise_scale[i - 1].tokens),
+      throw Error(at + ".tokens", "got " + number_text(noise_scale[i].tokens) + " after " +
+                                     number_text(noise_scale[i - 1].tokens),
                   "tokens increasing from point to point");
     if (!std::isfinite(noise_scale[i].noise_scale_tokens) || noise_scale[i].noise_scale_tokens <= 0.0 ||
         noise_scale[i].noise_scale_tokens > kMaxTokens)
-      throw Error(at + ".noise_scale_tokens", "got " + std::to_string(noise_scale[i].noise_scale_tokens),
+      throw Error(at + ".noise_scale_tokens", "got " + number_text(noise_scale[i].noise_scale_tokens),
                   "a number of tokens greater than 0 and at most 1e16");
   }
   const std::pair<const char*, double> scales[] = {
@@ -136,9 +148,7 @@ void NoiseScaleScenario::validate() const {
       {"step_time_scale.vpp", step_time_scale.vpp},         {"step_time_scale.zero1", step_time_scale.zero1},
       {"step_time_scale.zero3", step_time_scale.zero3}};
   for (const auto& [field, value] : scales)
-    if (!std::isfinite(value) || value <= 0.0 || value > kMaxScale)
-      throw Error(std::string("scenario.") + field, "got " + std::to_string(value),
-                  "a number greater than 0 and at most 10");
+    require_finite_in(std::string("scenario.") + field, value, kMinScale, kMaxScale, "a number from 0.01 to 10");
   require_finite_in("scenario.step_time_jitter", step_time_jitter, 0.0, kMaxJitter, "a fraction from 0 to 0.5");
   require_finite_in("scenario.gradient_noise_dimension", gradient_noise_dimension, 1.0, kMaxNoiseDimension,
                     "a number from 1 to 1e9");
@@ -165,9 +175,13 @@ BatchBounds default_batch_bounds(std::int64_t seq_len) {
   require_positive("seq_len", seq_len);
   const double seq = static_cast<double>(seq_len);
   BatchBounds b;
-  b.reference_batch = std::max<std::int64_t>(1, std::llround(kKaplanBatchTokens / seq));
-  b.min_batch = std::max<std::int64_t>(1, std::llround(kMinBatchTokens / seq));
-  b.max_batch = std::max<std::int64_t>(b.min_batch, std::llround(kMaxBatchTokens / seq));
+  // In sequences, within the grid's limit (short sequences would otherwise ask for more).
+  auto sequences = [seq](double tokens) {
+    return std::clamp<std::int64_t>(std::llround(tokens / seq), 1, kMaxGridBatch);
+  };
+  b.reference_batch = sequences(kKaplanBatchTokens);
+  b.min_batch = sequences(kMinBatchTokens);
+  b.max_batch = sequences(kMaxBatchTokens);
   return b;
 }
 

@@ -59,13 +59,18 @@ struct NoiseScaleScenario {
   double gradient_noise_dimension = kGradientNoiseDimension;
   std::uint64_t seed = 1;
 
-  void validate() const;  // throws Error("scenario.<field>", ...)
+  // Throws Error("scenario.<field>", ...) outside the limits: seq_len 1 to 2^24; token_budget 1
+  // to 1e16 tokens; reference_batch, min_batch <= max_batch from 1 to kMaxGridBatch (8,192)
+  // sequences; 1 to 10,000 noise-scale points, tokens 0 to 1e16 strictly increasing, noise scale
+  // above 0 and at most 1e16 tokens; scales 0.01 to 10; jitter 0 to 0.5; noise dimension 1 to 1e9.
+  void validate() const;
   // B_noise in sequences after `tokens` of progress.
   double noise_scale_at(double tokens) const;
 };
 
 // The reference batch and grid bounds the built-in scenarios use (and scenario files default to),
-// in sequences of seq_len tokens: Kaplan et al.'s 2^19-token batch, and 2^16 to 2^24 tokens.
+// in sequences of seq_len tokens: Kaplan et al.'s 2^19-token batch, and 2^16 to 2^24 tokens, each
+// at least 1 and at most kMaxGridBatch sequences (batch_grid.h).
 struct BatchBounds {
   std::int64_t reference_batch = 0;
   std::int64_t min_batch = 0;

@@ -75,6 +75,7 @@ PolicyRun offline_optimum(const TrainingRunWorld& world) {
       }
       run.segments.push_back(RunSegment{run.consumed_tokens, c});
     }
+    run.windows += 1;
     const double tokens = world.segment_tokens(i, c);
     run.consumed_tokens += tokens;
     run.steps += tokens / static_cast<double>(candidates[c].global_batch * world.candidates.seq_len);

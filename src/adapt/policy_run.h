@@ -23,6 +23,8 @@ struct PolicyRun {
   std::int64_t batch_changes = 0;  // switches that kept the plan
   std::int64_t plan_changes = 0;   // switches that restarted the job
   double reconfiguration_s = 0;
+  std::int64_t windows = 0;       // simulated stretches of steps (decision windows; optimum: segments)
+  std::int64_t long_windows = 0;  // of them, longer than the decision interval (bounded work)
   std::vector<RunSegment> segments;
 };
 

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <random>
 
 #include "adapt/goodput_controller.h"
 #include "adapt/simulated_gradient_norms.h"
 #include "adapt/statistical_efficiency.h"
+#include "core/checks.h"
 #include "core/error.h"
 
 namespace tessera {
@@ -42,10 +44,14 @@ const char* to_string(Policy policy) {
   return "?";
 }
 
+std::int64_t max_decision_windows(std::size_t allowed_candidates) {
+  return kMaxPolicyEvaluations / (static_cast<std::int64_t>(allowed_candidates) + kWindowOverheadEvaluations);
+}
+
 PolicyRun simulate_policy(const TrainingRunWorld& world, Policy policy, std::size_t fixed_candidate,
-                          std::int64_t decision_interval_steps) {
-  if (decision_interval_steps < 1)
-    throw Error("decision_interval_steps", "got " + std::to_string(decision_interval_steps), "an integer >= 1");
+                          std::int64_t decision_interval_steps, std::int64_t max_windows) {
+  require_positive("decision_interval_steps", decision_interval_steps);
+  require_non_negative("max_windows", max_windows, std::numeric_limits<std::int64_t>::max());
   const NoiseScaleScenario& s = world.scenario;
   const CandidateSet& set = world.candidates;
   const double seq = static_cast<double>(s.seq_len);
@@ -62,6 +68,9 @@ PolicyRun simulate_policy(const TrainingRunWorld& world, Policy policy, std::siz
     controller.emplace(set, world.cost, options, allowed_candidates(world, policy, fixed_candidate));
     controller->switch_to(fixed_candidate);  // every policy starts as the job would be launched
   }
+  if (max_windows == 0) max_windows = max_decision_windows(controller ? controller->allowed().size() : 1);
+  // Progress a window makes at least, unless it is the last.
+  const double window_progress = s.token_budget / static_cast<double>(max_windows);
   PolicyRun run;
   run.segments.push_back(RunSegment{0.0, current});
   double progress = 0;
@@ -70,10 +79,14 @@ PolicyRun simulate_policy(const TrainingRunWorld& world, Policy policy, std::siz
     const double batch = static_cast<double>(c.global_batch);
     // Progress per step at the noise scale of the window's middle (one fixed-point pass).
     const double at_start = batch * seq * statistical_efficiency(batch, s.noise_scale_at(progress), b0);
-    const double noise_scale = s.noise_scale_at(progress + 0.5 * at_start * decision_interval_steps);
+    // A step makes at least min(B, B0) x seq_len >= 1 token of progress, so these fit an int64.
+    const std::int64_t window =
+        std::max(decision_interval_steps, static_cast<std::int64_t>(std::ceil(window_progress / at_start)));
+    if (window > decision_interval_steps) run.long_windows += 1;
+    const double noise_scale = s.noise_scale_at(progress + 0.5 * at_start * static_cast<double>(window));
     const double per_step = batch * seq * statistical_efficiency(batch, noise_scale, b0);
     const std::int64_t steps = std::min<std::int64_t>(
-        decision_interval_steps, static_cast<std::int64_t>(std::ceil((s.token_budget - progress) / per_step)));
+        window, static_cast<std::int64_t>(std::ceil((s.token_budget - progress) / per_step)));
     const double n = static_cast<double>(steps);
     // The window's mean step time: log-normal jitter of relative spread jitter / sqrt(steps), mean 1,
     // so a time is never negative whatever the scenario's jitter.
@@ -81,6 +94,7 @@ PolicyRun simulate_policy(const TrainingRunWorld& world, Policy policy, std::siz
     const double step_time_s = world.true_step_time_s[current] * std::exp(spread * jitter(rng) - 0.5 * spread * spread);
     run.time_to_target_s += n * step_time_s;
     run.steps += n;
+    run.windows += 1;
     run.consumed_tokens += n * batch * seq;
     progress += n * per_step;
     if (!controller || progress >= s.token_budget) continue;

@@ -54,9 +54,18 @@ Cluster real_cluster(const Cluster& described, const NoiseScaleScenario& scenari
   return real;
 }
 
+namespace {
+void require_seq_len_fits(const ModelSpec& model, const NoiseScaleScenario& scenario) {
+  if (scenario.seq_len > model.max_context)
+    throw Error("scenario.seq_len", "got " + std::to_string(scenario.seq_len) + " for " + model.name,
+                "1 to the model's context, " + std::to_string(model.max_context));
+}
+}  // namespace
+
 TrainingRunWorld make_training_run_world(const ModelSpec& model, const Cluster& cluster,
                                          const NoiseScaleScenario& scenario, const CandidateOptions& options) {
   scenario.validate();
+  require_seq_len_fits(model, scenario);
   const std::vector<std::int64_t> grid = batch_grid(scenario.min_batch, scenario.max_batch);
   return make_training_run_world(model, cluster, scenario,
                                  build_candidates(model, cluster, scenario.seq_len, grid, options));
@@ -65,6 +74,7 @@ TrainingRunWorld make_training_run_world(const ModelSpec& model, const Cluster& 
 TrainingRunWorld make_training_run_world(const ModelSpec& model, const Cluster& cluster,
                                          const NoiseScaleScenario& scenario, CandidateSet candidates) {
   scenario.validate();
+  require_seq_len_fits(model, scenario);
   if (candidates.seq_len != scenario.seq_len)
     throw Error("candidates", "built for seq_len " + std::to_string(candidates.seq_len) + ", the scenario has " +
                                   std::to_string(scenario.seq_len),

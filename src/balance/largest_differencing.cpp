@@ -34,9 +34,36 @@ bool fuller(const Subset& a, const Subset& b) {
   return static_cast<std::uint32_t>(a.head) < static_cast<std::uint32_t>(b.head);
 }
 
+// The starting tuples: one per item (its cost and m - 1 empty subsets), or with equal counts one
+// per run of m items in decreasing cost (one item per subset, the last run padded with empties).
+std::size_t initial_tuples(std::span<const double> cost, std::size_t m, bool equal_count,
+                           std::vector<Subset>& tuples, std::vector<Spread>& heap) {
+  const std::size_t n = cost.size();
+  std::vector<std::int32_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<std::int32_t>(i);
+  if (equal_count)
+    std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
+      return cost[static_cast<std::size_t>(a)] > cost[static_cast<std::size_t>(b)];
+    });
+  const std::size_t per_tuple = equal_count ? m : 1;
+  const std::size_t count = (n + per_tuple - 1) / per_tuple;
+  tuples.assign(count * m, Subset{0.0, kNoItem, kNoItem});
+  heap.reserve(count);
+  for (std::size_t t = 0; t < count; ++t) {
+    for (std::size_t k = 0; k < per_tuple && t * per_tuple + k < n; ++k) {
+      const std::int32_t item = order[t * per_tuple + k];
+      tuples[t * m + k] = {cost[static_cast<std::size_t>(item)], item, item};
+    }
+    heap.push_back({tuples[t * m].sum - tuples[t * m + m - 1].sum, static_cast<std::int32_t>(t)});
+  }
+  std::make_heap(heap.begin(), heap.end(), narrower);
+  return count;
+}
+
 }  // namespace
 
-std::vector<std::int32_t> assign_largest_differencing(std::span<const double> cost, int slots) {
+std::vector<std::int32_t> assign_largest_differencing(std::span<const double> cost, int slots,
+                                                      bool equal_count) {
   const std::size_t n = cost.size();
   const auto m = static_cast<std::size_t>(slots);
   if (static_cast<double>(n) * static_cast<double>(m) > static_cast<double>(kMaxDifferencingEntries))
@@ -46,17 +73,10 @@ std::vector<std::int32_t> assign_largest_differencing(std::span<const double> co
   std::vector<std::int32_t> slot_of(n, 0);
   if (n == 0) return slot_of;
 
-  std::vector<Subset> tuples(n * m);  // tuple t: tuples[t * m .. t * m + m), decreasing sums
+  std::vector<Subset> tuples;  // tuple t: tuples[t * m .. t * m + m), decreasing sums
   std::vector<std::int32_t> next(n, kNoItem);
   std::vector<Spread> heap;
-  heap.reserve(n);
-  for (std::size_t t = 0; t < n; ++t) {
-    const auto item = static_cast<std::int32_t>(t);
-    tuples[t * m] = {cost[t], item, item};
-    for (std::size_t k = 1; k < m; ++k) tuples[t * m + k] = {0.0, kNoItem, kNoItem};
-    heap.push_back({cost[t], item});
-  }
-  std::make_heap(heap.begin(), heap.end(), narrower);
+  initial_tuples(cost, m, equal_count, tuples, heap);
 
   std::vector<Subset> merged(m);
   while (heap.size() > 1) {

@@ -18,6 +18,13 @@ inline constexpr std::int64_t kMaxDifferencingEntries = 1LL << 23;
 
 // slot_of[i] = the slot of item i. Throws Error("method", ...) when items x slots is above
 // kMaxDifferencingEntries. Ties go to the lower index: a pure function of the input.
-std::vector<std::int32_t> assign_largest_differencing(std::span<const double> cost, int slots);
+//
+// equal_count: the balanced form (Zhang, Mouratidis & Pang, "Heuristic algorithms for balanced
+// multi-way number partitioning", IJCAI 2011, §3, BLDM): items sorted by decreasing cost are cut
+// into runs of `slots`, each run one tuple with one item per subset; every merge then adds one
+// subset of each tuple to one subset of the other, so each slot ends with one item of every run:
+// slot counts differ by at most one.
+std::vector<std::int32_t> assign_largest_differencing(std::span<const double> cost, int slots,
+                                                      bool equal_count = false);
 
 }  // namespace tessera

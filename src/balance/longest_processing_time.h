@@ -7,13 +7,19 @@
 //                data-parallel sizes see the same number of samples per rank (the bound above
 //                holds for the unconstrained mode only)
 //   token cap    a slot holds at most max_tokens tokens; an item that fits in no slot is left
-//                unplaced (the caller carries it over)
+//                unplaced (the caller carries it over); after 16 least-loaded slots without room
+//                (free count) it goes to the lowest slot with room, so each item costs O(log m)
+//   placed first items [0, placed_first) go before all others (by decreasing cost among
+//                themselves): the stream balancer's oldest waiting samples. With placed_first <=
+//                slots each of them finds a slot that is still empty, so it is always placed.
 // Ties go to the lower item index and the lower slot: the result is a pure function of the input.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <vector>
+
+#include "balance/slot_room_tree.h"
 
 namespace tessera {
 
@@ -24,6 +30,7 @@ inline constexpr std::int32_t kNotPlaced = -1;
 struct LptOptions {
   CountMode count = CountMode::free;
   std::int64_t max_tokens = 0;  // per slot; 0 = no cap
+  std::size_t placed_first = 0;
 };
 
 // Buffers kept between calls: once grown, balancing allocates nothing.
@@ -39,8 +46,9 @@ struct LptScratch {
   std::vector<Item> order;
   std::vector<Slot> heap;
   std::vector<Slot> skipped;
-  std::vector<std::int64_t> slot_tokens;
   std::vector<std::int64_t> slot_count;
+  std::vector<double> load;  // current load per slot; heap entries with another load are stale
+  SlotRoomTree room;  // with a cap: an item larger than every room is unplaced at once
 };
 
 // slot_of[i] = the slot of item i, or kNotPlaced. `tokens` may be empty when there is no cap.

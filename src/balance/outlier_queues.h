@@ -8,7 +8,9 @@
 // minus each other member is at most what the short samples that fill the rest of that member's
 // slot (max_tokens - its tokens, at filler_s_per_token) can make up. A sample that has waited
 // max_wait_steps leaves with its neighbours whether or not they balance (the group may then be
-// smaller than the slots), so every delay is bounded. At most one group leaves per step.
+// smaller than the slots), so no queued sample waits longer than max_wait_steps: every due group
+// leaves, plus at most one balanceable group per step. release_all empties the queues (the end of
+// the stream: nothing new will come to balance them).
 #pragma once
 
 #include <cstdint>
@@ -42,8 +44,12 @@ class OutlierQueues {
   // The queue a sample of `tokens` waits in, or -1 when it is not an outlier.
   int level_of(std::int64_t tokens) const;
   void push(const QueuedItem& item, int level);
-  // Appends at most one released group to `out` (see the release rule above).
+  // Appends to `out` every due group, then at most one balanceable group (the release rule above).
+  // Work: O(queued x (queued / slots + 1)).
   void release(int step, int slots, std::int64_t max_tokens, double filler_s_per_token, std::vector<QueuedItem>& out);
+  void release_all(std::vector<QueuedItem>& out);
+  // Appends the group of the oldest waiting sample, balanceable or not (a queue that is full).
+  void release_oldest(int slots, std::int64_t max_tokens, double filler_s_per_token, std::vector<QueuedItem>& out);
 
   std::size_t size() const;
   int levels_used() const;  // queues that have ever held a sample
@@ -56,9 +62,12 @@ class OutlierQueues {
   };
   Window best_window(const std::vector<QueuedItem>& level, int slots, std::int64_t max_tokens,
                      double filler_s_per_token) const;
+  void settle();  // merges the samples pushed since the last release into their levels
+  void take(std::size_t level, const Window& window, std::vector<QueuedItem>& out);
 
   OutlierPolicy policy_;
-  std::vector<std::vector<QueuedItem>> levels_;  // each kept in increasing (time, item)
+  std::vector<std::vector<QueuedItem>> levels_;  // each kept in increasing (time, item) once settled
+  std::vector<std::vector<QueuedItem>> pending_;  // pushed, not yet merged (a push is O(1))
   std::vector<bool> used_;
 };
 

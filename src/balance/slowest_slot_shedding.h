@@ -6,17 +6,27 @@
 // largest c <= top - second (the slot stays the slowest or ties) and repeat. Each removal lowers
 // the step's imbalance, top x slots / total, since (top - c) / (total - c) < top / total whenever
 // total > top.
+//
+// Since the slot stays the slowest, `second` never changes and every removal comes from the same
+// slot: one pass over that slot's samples by decreasing time, O(n log n) in all.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
 namespace tessera {
 
-// Sets slot_of[i] = kNotPlaced for each shed sample; the first `keep_first` samples (the outliers
-// released into this step) always stay. Returns the number shed.
+struct SheddingScratch {
+  std::vector<double> load;
+  std::vector<std::size_t> candidates;
+};
+
+// Sets slot_of[i] = kNotPlaced for each shed sample, at most `max_shed` of them; the first
+// `keep_first` samples (those placed first in this step) always stay. Returns the number shed.
 int shed_from_slowest_slot(std::span<const double> cost, std::size_t keep_first, int slots,
-                           std::span<std::int32_t> slot_of, std::vector<double>& load_scratch);
+                           std::span<std::int32_t> slot_of, SheddingScratch& scratch,
+                           int max_shed = std::numeric_limits<int>::max());
 
 }  // namespace tessera

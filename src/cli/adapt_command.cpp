@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "io/adapt_report.h"
 #include "io/gpu_catalog.h"
+#include "io/json_fields.h"
 #include "io/model_source.h"
 #include "io/scenario_file.h"
 #include "io/schema.h"
@@ -39,7 +40,7 @@ void register_adapt(CLI::App& app, CommandRegistry& commands) {
     if (o->json) {
       auto j = run_simulation_to_json(sim, model, cluster);
       j["schema_version"] = kSchemaVersion;
-      io.print("{}\n", j.dump(2));
+      io.print("{}\n", json_fields::to_text(j, 2));
     } else {
       io.print("{}", run_simulation_to_table(sim, model, cluster));
     }

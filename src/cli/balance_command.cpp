@@ -29,6 +29,7 @@
 #include "core/error.h"
 #include "io/balance_report.h"
 #include "io/gpu_catalog.h"
+#include "io/json_fields.h"
 #include "io/model_source.h"
 #include "io/sample_file.h"
 
@@ -42,6 +43,10 @@ constexpr const char* kDefaultGpu = "h100-sxm-80gb";
 // wlb-like documents; more are generated (x kGrowth) whenever the stream runs out first.
 constexpr std::int64_t kGuessSamplesPerSlotStep = 32;
 constexpr std::int64_t kGrowth = 4;
+// The most synthetic samples one run generates (~250 bytes each with their costs and placements:
+// ~250 MB, ~3 s on 2 cores with the balancing). A run whose budgets need more is refused after the
+// first run that runs out at this size, never cut short.
+constexpr std::int64_t kMaxCliSyntheticSamples = 1'000'000;
 
 // --cluster: GPU:COUNT, a cluster JSON, or a bare GPU key (only the GPU type matters here).
 GpuSpec gpu_of(const std::string& cluster) {
@@ -109,7 +114,7 @@ void register_balance(CLI::App& app, CommandRegistry& commands) {
     const SyntheticMix mix = synthetic ? parse_synthetic_mix(o->synthetic) : SyntheticMix::wlb_like;
     if (synthetic && steps_opt->count() == 0 && n_opt->count() == 0)
       throw Error("steps", "missing for --synthetic", "--steps K or --n N");
-    if (n_opt->count() > 0) require_positive("n", o->n, kMaxSyntheticSamples);
+    if (n_opt->count() > 0) require_positive("n", o->n, synthetic ? kMaxCliSyntheticSamples : kMaxSyntheticSamples);
     if (steps_opt->count() > 0) require_positive("steps", o->steps, kMaxSteps);
 
     StreamSettings settings;
@@ -143,7 +148,8 @@ void register_balance(CLI::App& app, CommandRegistry& commands) {
       samples = synthetic_samples(mix, o->n, seed);
     } else {
       samples = synthetic_samples(
-          mix, std::min(kMaxSyntheticSamples, kGuessSamplesPerSlotStep * settings.slots() * (settings.steps + 1)), seed);
+          mix, std::min(kMaxCliSyntheticSamples, kGuessSamplesPerSlotStep * settings.slots() * (settings.steps + 1)),
+          seed);
     }
 
     Costs costs;
@@ -155,8 +161,12 @@ void register_balance(CLI::App& app, CommandRegistry& commands) {
       result = balance_stream(costs.tokens, costs.total_s, settings);
       time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
       const auto have = static_cast<std::int64_t>(samples.size());
-      if (!synthetic || settings.one_step || !result.ran_out || have >= kMaxSyntheticSamples) break;
-      samples = synthetic_samples(mix, std::min(kMaxSyntheticSamples, have * kGrowth), seed);  // same prefix
+      if (!synthetic || settings.one_step || !result.ran_out) break;
+      if (have >= kMaxCliSyntheticSamples)
+        throw Error("steps", fmt::format("{} steps of {} x {} x {} tokens need more than {} synthetic samples",
+                                         o->steps, o->dp, o->microbatches, o->max_tokens, kMaxCliSyntheticSamples),
+                    "fewer steps, slots or --max-tokens");
+      samples = synthetic_samples(mix, std::min(kMaxCliSyntheticSamples, have * kGrowth), seed);  // same prefix
     }
     const std::vector<std::string> broken = stream_violations(result, costs.tokens, costs.total_s, settings);
     if (!broken.empty()) throw std::logic_error("balancer invariant broken: " + broken.front());
@@ -194,7 +204,7 @@ void register_balance(CLI::App& app, CommandRegistry& commands) {
       slowest_sum += *std::max_element(step.slot_time_s.begin(), step.slot_time_s.end());
     report.step_time_s = result.steps.empty() ? 0.0 : slowest_sum / static_cast<double>(result.steps.size());
     report.time_ms = time_ms;
-    if (o->json) io.print("{}\n", balance_report_to_json(report).dump(2));
+    if (o->json) io.print("{}\n", json_fields::to_text(balance_report_to_json(report), 2));
     else io.print("{}", balance_report_to_table(report));
     return 0;
   });

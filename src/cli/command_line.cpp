@@ -65,15 +65,17 @@ int run_tessera(const std::vector<std::string>& args, const CommandOutput::Sink&
     return exit_through(app, e, out, err);
   } catch (const CLI::CallForVersion& e) {
     return exit_through(app, e, out, err);
-  } catch (const CLI::ParseError& e) {
-    err(fmt::format("error: {}\n", e.what()));
+  } catch (const CLI::ParseError& e) {  // CLI11 echoes the argument: keep it one line too
+    err(fmt::format("error: {}\n", one_line(e.what())));
     return kExitUsage;
   }
   try {
     register_user_gpus(gpu_file);
     return commands.run_selected();
   } catch (const std::exception& e) {  // tessera::Error names the field; others say what failed
-    err(fmt::format("error: {}\n", e.what()));
+    // Error's text is one line already (core/error.h); other exceptions may echo a control
+    // character or a byte that is not UTF-8, and every error is one line of text.
+    err(fmt::format("error: {}\n", one_line(e.what())));
     return kExitUsage;
   }
 }

@@ -5,6 +5,7 @@
 #include "cost/cost_model.h"
 #include "io/chrome_trace.h"
 #include "io/estimate_report.h"
+#include "io/json_fields.h"
 #include "io/gpu_catalog.h"
 #include "io/model_source.h"
 #include "io/plan_text.h"
@@ -41,7 +42,7 @@ void register_estimate(CLI::App& app, CommandRegistry& commands) {
       TraceLabels labels;
       labels.process_name = "tessera " + model.name + " " + plan_to_shorthand(request.plan, request.workload);
       labels.schedule = request.plan.vpp > 1 ? "interleaved" : "1f1b";
-      write_chrome_trace(timeline, o->trace, labels);
+      io.print_error("{}", trace_truncation_note(write_chrome_trace(timeline, o->trace, labels)));
     }
     if (o->json) {
       auto j = estimate_to_json(e, model, cluster, request.plan, request.workload);
@@ -49,7 +50,7 @@ void register_estimate(CLI::App& app, CommandRegistry& commands) {
       j["model"] = model.name;
       j["cluster"] = {{"gpu", cluster.gpu.key}, {"gpus", cluster.gpus()}, {"gpus_per_node", cluster.gpus_per_node}};
       j["plan"] = plan_to_json(request.plan, request.workload);
-      io.print("{}\n", j.dump(2));
+      io.print("{}\n", json_fields::to_text(j, 2));
     } else {
       io.print("{}", estimate_to_table(e, model, cluster, request.plan, request.workload));
     }

@@ -4,6 +4,7 @@
 
 #include "cli/subcommands.h"
 #include "io/gpu_catalog.h"
+#include "io/json_fields.h"
 
 namespace tessera::cli {
 
@@ -31,7 +32,7 @@ void register_gpus(CLI::App& app, CommandRegistry& commands) {
   auto json = std::make_shared<bool>(false);
   sub->add_flag("--json", *json, "Print one JSON document, in the format --gpu-file reads");
   commands.add(sub, [json, &io = commands.output()]() {
-    if (*json) io.print("{}\n", gpus_to_json(known_gpus()).dump(2));
+    if (*json) io.print("{}\n", json_fields::to_text(gpus_to_json(known_gpus()), 2));
     else print_table(io, known_gpus());
     return 0;
   });

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/subcommands.h"
+#include "io/json_fields.h"
 #include "io/model_json.h"
 #include "io/model_source.h"
 #include "io/multimodal_json.h"
@@ -57,7 +58,7 @@ void register_models(CLI::App& app, CommandRegistry& commands) {
       if (*json) out["multimodal"].push_back({{"name", name}, {"params", total}, {"modules", list}});
       else io.print("{:<16} {:>10.2f}  {}\n", name, total / 1e9, modules);
     }
-    if (*json) io.print("{}\n", out.dump(2));
+    if (*json) io.print("{}\n", json_fields::to_text(out, 2));
     return 0;
   });
 }

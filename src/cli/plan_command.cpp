@@ -11,8 +11,10 @@
 #include <fmt/core.h>
 
 #include "cli/subcommands.h"
+#include "core/checks.h"
 #include "core/error.h"
 #include "core/units.h"
+#include "hardware/physical_ranges.h"
 #include "io/chrome_trace.h"
 #include "io/data_mix_json.h"
 #include "io/gpu_catalog.h"
@@ -48,7 +50,7 @@ struct MultimodalRequest {
 
 // --trace: the recommended strategy's step. Disaggregated: the extended pipeline (encoders first,
 // generator last); monolithic: the backbone plan's pipeline as `estimate --trace` simulates it.
-void write_multimodal_trace(const std::string& path, const MultimodalSpec& model, const Cluster& cluster,
+TraceSize write_multimodal_trace(const std::string& path, const MultimodalSpec& model, const Cluster& cluster,
                             const DataMix& mix, const MultimodalRequest& r, const MultimodalSearch& search) {
   const MultimodalStrategy chosen = recommended_strategy(search);
   if (chosen == MultimodalStrategy::none) throw Error("--trace", "no plan fits", "a request with a plan");
@@ -57,15 +59,14 @@ void write_multimodal_trace(const std::string& path, const MultimodalSpec& model
   if (plan.disaggregated) {
     labels.process_name = "tessera " + model.name + " disaggregated (stage 0 = encoders, last = generator)";
     labels.schedule = "1f1b";
-    write_chrome_trace(disaggregated_timeline(model, cluster, mix, r.gbs, plan, static_cast<std::uint64_t>(r.seed)),
-                       path, labels);
-    return;
+    return write_chrome_trace(disaggregated_timeline(model, cluster, mix, r.gbs, plan, static_cast<std::uint64_t>(r.seed)),
+                              path, labels);
   }
   const Workload w{search.sequences, mix.sequence_tokens};
   labels.process_name = "tessera " + model.name + " monolithic on " + std::to_string(plan.backbone_gpus) +
                         " GPUs, backbone " + plan_to_shorthand(plan.backbone_plan, w);
   labels.schedule = plan.backbone_plan.vpp > 1 ? "interleaved" : "1f1b";
-  write_chrome_trace(monolithic_backbone_timeline(model, cluster, mix, r.gbs, plan), path, labels);
+  return write_chrome_trace(monolithic_backbone_timeline(model, cluster, mix, r.gbs, plan), path, labels);
 }
 
 // --emit megatron: the recommended plan's backbone arguments, when Megatron-LM can run it (a
@@ -105,7 +106,7 @@ int run_multimodal_plan(const MultimodalRequest& r, const CommandOutput& io) {
   const MultimodalSearch search = search_multimodal_plans(model, cluster, mix, r.gbs, options);
   // The emitted text first: a refused --emit leaves no trace file behind.
   const std::string emitted = r.emit.empty() ? "" : multimodal_megatron(model, mix, search);
-  if (!r.trace.empty()) write_multimodal_trace(r.trace, model, cluster, mix, r, search);
+  if (!r.trace.empty()) io.print_error("{}", trace_truncation_note(write_multimodal_trace(r.trace, model, cluster, mix, r, search)));
   if (!r.emit.empty()) {
     io.print("{}\n", emitted);
     return 0;
@@ -113,7 +114,7 @@ int run_multimodal_plan(const MultimodalRequest& r, const CommandOutput& io) {
   if (r.json) {
     auto j = multimodal_search_to_json(search, model, mix, cluster);
     j["schema_version"] = kSchemaVersion;
-    io.print("{}\n", j.dump(2));
+    io.print("{}\n", json_fields::to_text(j, 2));
   } else {
     io.print("{}", multimodal_search_to_table(search, model, mix, cluster));
     if (!r.trace.empty()) io.print("trace written to {}\n", r.trace);
@@ -149,6 +150,9 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
   sub->add_option("--trace", o->trace, "Multimodal: write the recommended strategy's step as a Chrome/Perfetto trace");
   sub->add_option("--seed", o->seed, "Multimodal: seed of the samples drawn from the mix")->capture_default_str();
   commands.add(sub, [o, sub, &io = commands.output()]() {
+    // NaN, inf and 1e-308 parse as doubles: a memory limit must be physical (physical_ranges.h).
+    if (sub->get_option("--max-memory-gib")->count() > 0)
+      require_in_range("--max-memory-gib", o->max_memory_gib, physical::kMinMemoryGib, physical::kMaxMemoryGib, "GiB");
     if (!o->data.empty() || !o->trace.empty() || is_multimodal_model(o->model)) {
       if (!is_multimodal_model(o->model)) {
         // A file that is not even JSON: say so rather than "not a multimodal model".
@@ -203,7 +207,7 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
       if (o->json) {
         auto j = mixed_plan_to_json(plan, mixed, model, w);
         j["schema_version"] = kSchemaVersion;
-        io.print("{}\n", j.dump(2));
+        io.print("{}\n", json_fields::to_text(j, 2));
       } else {
         io.print("{}", mixed_plan_to_table(plan, mixed, model, w));
       }
@@ -230,14 +234,14 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
                             {"cluster", {{"gpu", cluster.gpu.key}, {"gpus", cluster.gpus()}}},
                             {"plan", plan_to_json(best, w)},
                             {"iteration_time_s", search.plans[0].estimate.iteration_time_s}};
-        io.print("{}\n", j.dump(2));
+        io.print("{}\n", json_fields::to_text(j, 2));
       }
       return 0;
     }
     if (o->json) {
       auto j = plan_search_to_json(search, model, cluster, w);
       j["schema_version"] = kSchemaVersion;
-      io.print("{}\n", j.dump(2));
+      io.print("{}\n", json_fields::to_text(j, 2));
     } else {
       io.print("{}", plan_search_to_table(search, model, cluster, w, limit_gib));
     }

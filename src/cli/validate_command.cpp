@@ -44,7 +44,7 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
                           {"median_abs_error_pct", loso.median_abs_error_pct},
                           {"p90_abs_error_pct", loso.p90_abs_error_pct},
                           {"max_abs_error_pct", loso.max_abs_error_pct}};
-        io.print("{}\n", out.dump(2));
+        io.print("{}\n", json_fields::to_text(out, 2));
         return 0;
       }
       io.print("{:<40} {:>8} {:>11}  {}\n", "id", "error%", "gemm scale", "held-out source");
@@ -90,7 +90,7 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
                                              {"median_abs_error_pct", k.median_abs_error_pct},
                                              {"p90_abs_error_pct", k.p90_abs_error_pct},
                                              {"max_abs_error_pct", k.max_abs_error_pct}});
-      io.print("{}\n", out.dump(2));
+      io.print("{}\n", json_fields::to_text(out, 2));
       return 0;
     }
     io.print("{:<40} {:<24} {:>11} {:>11} {:>8}  {}\n", "id", "metric", "measured", "predicted", "error%", "assumed");

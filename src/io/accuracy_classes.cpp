@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "io/builtin_data.h"
+#include "io/json_fields.h"
 
 namespace tessera {
 
@@ -95,6 +96,9 @@ std::vector<AccuracyClass> accuracy_classes_from_json(const nlohmann::json& j) {
   std::vector<AccuracyClass> out;
   try {
     for (const auto& c : j.at("classes")) {
+      using json_fields::get_int;
+      using json_fields::get_number;
+      const std::string path = "accuracy_classes.classes[" + std::to_string(out.size()) + "]";
       AccuracyClass k;
       k.name = c.at("class").get<std::string>();
       k.description = c.value("description", std::string{});
@@ -102,14 +106,14 @@ std::vector<AccuracyClass> accuracy_classes_from_json(const nlohmann::json& j) {
       k.gpu_families = c.at("gpu_families").get<std::vector<std::string>>();
       for (const auto& p : c.at("precisions")) k.precisions.push_back(parse_precision(p.get<std::string>()));
       for (const auto& f : c.at("frameworks")) k.frameworks.push_back(parse_framework_key(f.get<std::string>()));
-      k.runs = c.at("runs").get<std::int64_t>();
-      k.median_error_pct = c.at("median_error_pct").get<double>();
-      k.p90_error_pct = c.at("p90_error_pct").get<double>();
-      k.max_error_pct = c.at("max_error_pct").get<double>();
-      k.max_gpus = c.at("max_gpus").get<std::int64_t>();
-      k.max_seq = c.at("max_seq").get<std::int64_t>();
-      k.max_ep_nodes = c.at("max_ep_nodes").get<std::int64_t>();
-      k.max_cp_nodes = c.at("max_cp_nodes").get<std::int64_t>();
+      k.runs = get_int(c, "runs", path);
+      k.median_error_pct = get_number(c, "median_error_pct", path);
+      k.p90_error_pct = get_number(c, "p90_error_pct", path);
+      k.max_error_pct = get_number(c, "max_error_pct", path);
+      k.max_gpus = get_int(c, "max_gpus", path);
+      k.max_seq = get_int(c, "max_seq", path);
+      k.max_ep_nodes = get_int(c, "max_ep_nodes", path);
+      k.max_cp_nodes = get_int(c, "max_cp_nodes", path);
       k.tp_comm_overlap = c.at("tp_comm_overlap").get<bool>();
       out.push_back(std::move(k));
     }
@@ -123,7 +127,7 @@ const std::vector<AccuracyClass>& builtin_accuracy_classes() {
   static const std::vector<AccuracyClass> classes = [] {
     const BuiltinFile* file = find_builtin_file(kFile);
     if (file == nullptr) throw Error(kFile, "missing from the build", "data/accuracy_classes.json");
-    return accuracy_classes_from_json(nlohmann::json::parse(file->text));
+    return accuracy_classes_from_json(json_fields::parse(std::string(file->text), kFile));
   }();
   return classes;
 }

@@ -56,6 +56,8 @@ nlohmann::json policy_to_json(const PolicyRun& run, const RunSimulation& sim) {
           {"batch_changes", run.batch_changes},
           {"plan_changes", run.plan_changes},
           {"reconfiguration_s", run.reconfiguration_s},
+          {"windows", run.windows},
+          {"long_windows", run.long_windows},
           {"segments", segments}};
 }
 
@@ -99,9 +101,16 @@ std::string run_simulation_to_table(const RunSimulation& sim, const ModelSpec& m
                      s.token_budget, s.reference_batch, s.seq_len, set.batches.front(), set.batches.back(),
                      set.batches.size(), set.candidates.size(), set.plans.size());
   out += fmt::format("restart    {:.0f} s per plan change ({:.0f} GB checkpoint saved and loaded, + {:.0f} s); "
-                     "batch-only change {:.0f} s\n\n",
+                     "batch-only change {:.0f} s\n",
                      sim.world.cost.plan_change_s, sim.world.cost.checkpoint_bytes / units::kGB, kRestartTimeS,
                      sim.world.cost.batch_change_s);
+  std::int64_t long_windows = 0;
+  for (Policy p : kPolicies) long_windows += sim.of(p).long_windows;
+  if (long_windows > 0)
+    out += fmt::format("decisions  every {} steps, or longer in {} windows (at most {} candidate evaluations per "
+                       "policy)\n",
+                       kDecisionIntervalSteps, long_windows, kMaxPolicyEvaluations);
+  out += "\n";
   const double optimum = sim.offline_optimum.time_to_target_s;
   const double fixed = sim.of(Policy::fixed).time_to_target_s;
   out += fmt::format("{:<16} {:>22} {:>11} {:>10} {:>8}  {}\n", "policy", "time to target", "vs optimum", "vs fixed",

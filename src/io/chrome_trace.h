@@ -16,6 +16,7 @@
 // (2 + k) B + s, where B = 1000 when there are fewer than 1000 stages, else the next power of ten.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +25,20 @@
 
 namespace tessera {
 
+// Events one trace holds at most, metadata included (~50 MB: an event is ~90-260 bytes). A
+// timeline with more is cut to its earliest part: the longest prefix, in order of start, of its
+// operations, transfers and syncs that fits with the metadata of the tracks it uses; otherData
+// then holds "truncated": {"events_written", "events_total", "max_events", "events_before_s" (the
+// first left-out event's start)}. Smaller traces are written whole, without that key.
+inline constexpr std::size_t kMaxTraceEvents = 200'000;
+
+struct TraceSize {
+  std::size_t events_written = 0;
+  std::size_t events_total = 0;  // the whole timeline's trace
+  double kept_before_s = 0;      // truncated: every event starting before this is in the trace
+  bool truncated() const { return events_written < events_total; }
+};
+
 struct TraceLabels {
   std::string process_name = "tessera pipeline";
   std::string schedule;  // recorded in otherData when not empty
@@ -31,8 +46,11 @@ struct TraceLabels {
 
 nlohmann::json timeline_to_chrome_trace(const Timeline& timeline, const TraceLabels& labels = {});
 
-// Streams the same document to `path` (without building it in memory first). Throws
-// Error("trace", ...) when the file cannot be written.
-void write_chrome_trace(const Timeline& timeline, const std::string& path, const TraceLabels& labels = {});
+// Writes the same document to `path`. Throws Error("trace", ...) when the file cannot be
+// written.
+TraceSize write_chrome_trace(const Timeline& timeline, const std::string& path, const TraceLabels& labels = {});
+
+// The one stderr line a command prints when its trace was cut ("" when it was written whole).
+std::string trace_truncation_note(const TraceSize& size);
 
 }  // namespace tessera

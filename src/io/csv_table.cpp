@@ -1,5 +1,7 @@
 #include "io/csv_table.h"
 
+#include <set>
+
 #include "core/error.h"
 
 namespace tessera {
@@ -60,6 +62,12 @@ CsvTable parse_csv(const std::string& text, const std::string& what) {
   if (records.empty()) throw Error(what, "empty file", "a CSV file with a header row");
   CsvTable table;
   table.header = records.front();
+  // column() finds the first of two equal names, so a repeated header would silently shadow the
+  // second column: the same rule as JSON keys, a name given twice is an error.
+  std::set<std::string> names;
+  for (const std::string& name : table.header)
+    if (!names.insert(name).second)
+      throw Error(what, "column '" + name + "' appears twice in the header", "each column name once");
   for (std::size_t r = 1; r < records.size(); ++r) {
     if (records[r].size() != table.header.size())
       throw Error(what, "row " + std::to_string(r + 1) + " has " + std::to_string(records[r].size()) +

@@ -13,7 +13,8 @@ struct CsvTable {
   int column(const std::string& name) const;
 };
 
-// Throws Error(`what`, ...) on an unterminated quote or a row with the wrong number of fields.
+// Throws Error(`what`, ...) on an unterminated quote, a column name given twice in the header or
+// a row with the wrong number of fields.
 CsvTable parse_csv(const std::string& text, const std::string& what);
 
 }  // namespace tessera

@@ -97,7 +97,8 @@ DataMix data_mix_from_jsonl(const std::string& text, const std::string& name) {
   while (std::getline(lines, line)) {
     ++number;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string p = "data line " + std::to_string(number);
+    // file:line, so an error names where to look (issue 13, D1).
+    const std::string p = "data " + name + ":" + std::to_string(number);
     const auto j = parse(line, p);
     require_object(j, p);
     reject_unknown_keys(j, p, {"text_tokens", "images", "audio_s", "generated_images"});

@@ -12,6 +12,7 @@
 #include "io/json_fields.h"
 #include "io/name_match.h"
 #include "core/units.h"
+#include "hardware/physical_ranges.h"
 
 namespace tessera {
 
@@ -177,13 +178,21 @@ GpuSpec cluster_gpu(const nlohmann::json& j, const std::string& origin) {
   const auto& gpu = j.at("gpu");
   if (gpu.is_string()) return find_gpu(gpu.get<std::string>());
   if (!gpu.is_object())
-    throw Error("cluster.gpu", "expected a GPU name or object, got " + gpu.dump(),
+    throw Error("cluster.gpu", "expected a GPU name or object, got " + to_text(gpu),
                 "a GPU name (tessera gpus) or a GPU object as in a GPU file");
   GpuSpec inline_gpu = gpu_from_json(gpu, "cluster.gpu", origin);
   auto& registry = user_registry();
   const std::lock_guard lock(registry.mutex);
   already_known(inline_gpu, registry.gpus);  // throws if its key names another GPU
   return inline_gpu;
+}
+
+// A bandwidth written in the cluster file, checked where it is read so the error names the
+// field the user wrote (not the GPU field it overrides).
+double cluster_bandwidth(const nlohmann::json& j, const char* key, const std::string& unit) {
+  const double value = get_number(j, key, "cluster");
+  require_in_range(std::string("cluster.") + key, value, physical::kMinBandwidthGbps, physical::kMaxBandwidthGbps, unit);
+  return value;
 }
 
 }  // namespace
@@ -194,7 +203,7 @@ Cluster cluster_from_json(const nlohmann::json& j, const std::string& origin) {
   reject_unknown_keys(j, path, {"name", "gpu", "gpus", "nodes", "gpus_per_node",
                                 "network_gbps_per_gpu", "nvlink_gbps", "notes"});
   GpuSpec gpu = cluster_gpu(j, origin);
-  if (has(j, "nvlink_gbps")) gpu.nvlink_gbps = get_number(j, "nvlink_gbps", path);
+  if (has(j, "nvlink_gbps")) gpu.nvlink_gbps = cluster_bandwidth(j, "nvlink_gbps", "GB/s");
   const std::int64_t per_node = get_int_or(j, "gpus_per_node", path, gpu.gpus_per_node);
   require_positive("cluster.gpus_per_node", per_node, kMaxGpusPerNode);
   if (has(j, "gpus") == has(j, "nodes"))
@@ -207,9 +216,7 @@ Cluster cluster_from_json(const nlohmann::json& j, const std::string& origin) {
     require_positive("cluster.nodes", nodes, kMaxGpus / per_node);
     count = nodes * per_node;
   }
-  const double network = get_number_or(j, "network_gbps_per_gpu", path, 0.0);
-  if (has(j, "network_gbps_per_gpu") && network <= 0)
-    throw Error("cluster.network_gbps_per_gpu", "must be positive", "a number > 0 (Gbit/s)");
+  const double network = has(j, "network_gbps_per_gpu") ? cluster_bandwidth(j, "network_gbps_per_gpu", "Gbit/s") : 0.0;
   return make_cluster(gpu, count, per_node, network);
 }
 
@@ -246,9 +253,9 @@ MixedCluster load_mixed_cluster(const std::string& text) {
       if (!pools.is_array() || pools.empty())
         throw Error("cluster.pools", "expected a non-empty array", "[{\"gpu\": ..., \"gpus\": ...}, ...]");
       for (const auto& pool : pools) mixed.pools.push_back(cluster_from_json(pool, "cluster file " + text));
-      inter_pool_gbps = get_number_or(j, "inter_pool_gbps", "cluster", 0.0);
+      if (has(j, "inter_pool_gbps")) inter_pool_gbps = cluster_bandwidth(j, "inter_pool_gbps", "Gbit/s between two pools");
       if (mixed.pools.size() > 1 && !(inter_pool_gbps > 0))
-        throw Error("cluster.inter_pool_gbps", "missing or not positive", "aggregate Gbit/s between two pools, > 0");
+        throw Error("cluster.inter_pool_gbps", "missing", "aggregate Gbit/s between two pools, > 0");
     }
   } else {
     std::size_t start = 0;

@@ -18,6 +18,10 @@ using json_fields::Json;
 using json_fields::has;
 
 constexpr const char* kPath = "model";
+// attention_types expands [pattern, repeats] into one entry per layer: bounded by 1e6, ten times
+// ModelSpec's layer limit (src/model/model_spec.cpp kMaxLayers), so a hostile repeats count is
+// refused before it allocates instead of after.
+constexpr std::int64_t kMaxAttentionTypes = 1'000'000;
 
 enum class Arch {
   llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, phi3, nemotron,
@@ -83,11 +87,11 @@ Arch resolve_architecture(const Json& j) {
   if (has(j, "architectures")) {
     const Json& list = j.at("architectures");
     if (!list.is_array())
-      throw Error(field("architectures"), "expected a list of strings, got " + list.dump(),
+      throw Error(field("architectures"), "expected a list of strings, got " + json_fields::to_text(list),
                   architecture_list());
     for (const Json& entry : list) {
       if (!entry.is_string())
-        throw Error(field("architectures"), "expected a list of strings, got " + list.dump(),
+        throw Error(field("architectures"), "expected a list of strings, got " + json_fields::to_text(list),
                     architecture_list());
       const auto name = entry.get<std::string>();
       for (const auto& a : kArchitectures)
@@ -169,7 +173,7 @@ std::vector<std::string> string_list(const Json& j, const char* key) {
     }
     if (out.size() == v.size()) return out;
   }
-  throw Error(field(key), "expected a list of strings, got " + v.dump(), "a list of strings");
+  throw Error(field(key), "expected a list of strings, got " + json_fields::to_text(v), "a list of strings");
 }
 
 std::vector<std::int64_t> int_list(const Json& j, const char* key) {
@@ -177,12 +181,13 @@ std::vector<std::int64_t> int_list(const Json& j, const char* key) {
   std::vector<std::int64_t> out;
   if (v.is_array()) {
     for (const Json& e : v) {
-      if (!e.is_number_integer()) break;
-      out.push_back(e.get<std::int64_t>());
+      const auto value = json_fields::exact_integer(e);  // refuses booleans and 2^63 and up
+      if (!value) break;
+      out.push_back(*value);
     }
     if (out.size() == v.size()) return out;
   }
-  throw Error(field(key), "expected a list of integers, got " + v.dump(), "a list of integers");
+  throw Error(field(key), "expected a list of integers, got " + json_fields::to_text(v), "a list of integers");
 }
 
 // ---- shared mappings ----
@@ -559,15 +564,18 @@ ModelSpec read_gpt_neo(const Json& j) {
     const Json& spec = j.at("attention_types");
     const auto bad = [&] {
       return Error(field("attention_types"), "expected [[[\"global\", \"local\"], n], ...], got " +
-                                                 spec.dump(), "a list of [pattern, repeats]");
+                                                 json_fields::to_text(spec), "a list of [pattern, repeats]");
     };
     if (!spec.is_array()) throw bad();
     for (const Json& item : spec) {
       if (!item.is_array() || item.size() != 2 || !item[0].is_array() ||
-          !item[1].is_number_integer())
+          !json_fields::exact_integer(item[1]))
         throw bad();
-      const auto repeats = item[1].get<std::int64_t>();
-      if (repeats < 0 || repeats > 1'000'000) throw bad();
+      const auto repeats = *json_fields::exact_integer(item[1]);
+      if (repeats < 0 || repeats > kMaxAttentionTypes ||
+          static_cast<std::int64_t>(item[0].size()) * repeats > kMaxAttentionTypes - static_cast<std::int64_t>(types.size()))
+        throw Error(field("attention_types"), "expands to more than " + std::to_string(kMaxAttentionTypes) + " layers",
+                    "patterns times repeats within the layer limit");
       for (std::int64_t r = 0; r < repeats; ++r)
         for (const Json& t : item[0]) {
           if (!t.is_string()) throw bad();

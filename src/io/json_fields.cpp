@@ -3,7 +3,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include "core/error.h"
 
@@ -13,18 +16,99 @@ namespace {
 std::string field_path(const std::string& path, const char* key) {
   return path.empty() ? std::string(key) : path + "." + key;
 }
+
+// Tracks where the parser is, so a key given twice is named by its dotted path. nlohmann keeps
+// the last of two equal keys silently (json.hpp, basic_json::parse docs), which would let
+// {"tp": 8, "tp": 4} plan with tp=4; one rule everywhere: a key given twice is an error.
+class DuplicateKeyCheck {
+ public:
+  explicit DuplicateKeyCheck(std::string what) : what_(std::move(what)) {}
+
+  bool operator()(int /*depth*/, Json::parse_event_t event, Json& parsed) {
+    using Event = Json::parse_event_t;
+    switch (event) {
+      case Event::object_start: enter(false); break;
+      case Event::array_start: enter(true); break;
+      case Event::object_end:
+      case Event::array_end: frames_.pop_back(); break;
+      case Event::key: note_key(parsed.get<std::string>()); break;
+      case Event::value: next_element(); break;
+    }
+    return true;  // keep every value: this callback only checks
+  }
+
+ private:
+  struct Frame {
+    bool is_array = false;
+    std::set<std::string> keys;
+    std::string key;
+    std::size_t next_index = 0;
+  };
+
+  void next_element() {
+    if (!frames_.empty() && frames_.back().is_array) ++frames_.back().next_index;
+  }
+  void enter(bool is_array) {
+    next_element();
+    frames_.push_back(Frame{is_array, {}, {}, 0});
+  }
+  void note_key(const std::string& key) {
+    Frame& top = frames_.back();
+    top.key = key;
+    if (!top.keys.insert(key).second)
+      throw Error(what_, "key '" + path() + "' given twice", "each key once per object");
+  }
+  std::string path() const {
+    std::string out;
+    for (const Frame& f : frames_) {
+      if (f.is_array) out += "[" + std::to_string(f.next_index - 1) + "]";
+      else out += (out.empty() ? "" : ".") + f.key;
+    }
+    return out;
+  }
+
+  std::string what_;
+  std::vector<Frame> frames_;
+};
+
+// nlohmann prefixes "[json.exception.parse_error.101] "; keep the human part.
+std::string human_part(const std::string& message) {
+  const auto pos = message.find("] ");
+  return pos == std::string::npos ? message : message.substr(pos + 2);
+}
 }  // namespace
 
 Json parse(const std::string& text, const std::string& what) {
   try {
-    return Json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string msg = e.what();
-    // nlohmann prefixes "[json.exception.parse_error.101] "; keep the human part.
-    const auto pos = msg.find("] ");
-    if (pos != std::string::npos) msg = msg.substr(pos + 2);
-    throw Error(what, "malformed JSON: " + msg, "a valid JSON document");
+    return Json::parse(text, DuplicateKeyCheck(what));
+  } catch (const nlohmann::json::out_of_range& e) {
+    // 406: a number literal beyond double range (1e400).
+    throw Error(what, "malformed JSON: " + human_part(e.what()), "numbers within double range (about 1.8e308)");
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(what, "malformed JSON: " + human_part(e.what()), "a valid JSON document");
   }
+}
+
+std::string to_text(const Json& j, int indent) {
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
+std::optional<std::int64_t> exact_integer(const Json& v) {
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return std::nullopt;
+    return static_cast<std::int64_t>(u);
+  }
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    // Accept 4096.0 but not 4096.5 or 1e300: nothing is silently truncated. 2^53 is where
+    // doubles stop holding every integer.
+    constexpr double kExactIntegerLimit = 9007199254740992.0;
+    if (std::isfinite(d) && std::fabs(d) <= kExactIntegerLimit && d == std::floor(d))
+      return static_cast<std::int64_t>(d);
+  }
+  return std::nullopt;
 }
 
 std::string read_text_file(const std::string& path, const std::string& what) {
@@ -65,14 +149,8 @@ std::int64_t get_int(const Json& j, const char* key, const std::string& path) {
   const std::string field = field_path(path, key);
   if (!has(j, key)) throw Error(field, "missing", "an integer");
   const Json& v = j.at(key);
-  if (v.is_number_integer()) return v.get<std::int64_t>();
-  if (v.is_number_float()) {
-    const double d = v.get<double>();
-    // Accept 4096.0 but not 4096.5 or 1e300: nothing is silently truncated.
-    if (std::isfinite(d) && std::fabs(d) < 9e15 && d == std::floor(d))
-      return static_cast<std::int64_t>(d);
-  }
-  throw Error(field, "expected an integer, got " + v.dump(), "an integer");
+  if (const auto value = exact_integer(v)) return *value;
+  throw Error(field, "expected an integer, got " + to_text(v), "an integer from -9.2e18 to 9.2e18");
 }
 
 std::int64_t get_int_or(const Json& j, const char* key, const std::string& path,
@@ -84,7 +162,7 @@ double get_number(const Json& j, const char* key, const std::string& path) {
   const std::string field = field_path(path, key);
   if (!has(j, key)) throw Error(field, "missing", "a number");
   const Json& v = j.at(key);
-  if (!v.is_number()) throw Error(field, "expected a number, got " + v.dump(), "a number");
+  if (!v.is_number()) throw Error(field, "expected a number, got " + to_text(v), "a number");
   return v.get<double>();
 }
 
@@ -96,7 +174,7 @@ bool get_bool_or(const Json& j, const char* key, const std::string& path, bool f
   if (!has(j, key)) return fallback;
   const Json& v = j.at(key);
   if (!v.is_boolean())
-    throw Error(field_path(path, key), "expected true or false, got " + v.dump(), "true, false");
+    throw Error(field_path(path, key), "expected true or false, got " + to_text(v), "true, false");
   return v.get<bool>();
 }
 
@@ -104,7 +182,7 @@ std::string get_string(const Json& j, const char* key, const std::string& path) 
   const std::string field = field_path(path, key);
   if (!has(j, key)) throw Error(field, "missing", "a string");
   const Json& v = j.at(key);
-  if (!v.is_string()) throw Error(field, "expected a string, got " + v.dump(), "a string");
+  if (!v.is_string()) throw Error(field, "expected a string, got " + to_text(v), "a string");
   return v.get<std::string>();
 }
 

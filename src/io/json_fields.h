@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -12,11 +13,19 @@ namespace tessera::json_fields {
 
 using Json = nlohmann::json;
 
-// Parses text; a syntax error becomes Error(`what`, "malformed JSON: ...").
+// Parses text; a syntax error or a number beyond double range becomes Error(`what`, "malformed
+// JSON: ..."), and a key given twice in one object Error(`what`, "key 'a.b' given twice").
 Json parse(const std::string& text, const std::string& what);
 // Reads a whole file and parses it; a missing file is Error(`what`, "cannot read ...").
 Json parse_file(const std::string& path, const std::string& what);
 std::string read_text_file(const std::string& path, const std::string& what);
+
+// j as JSON text that never throws: bytes that are not UTF-8 (a path, a CSV cell) become U+FFFD
+// instead of nlohmann's type_error.316. indent < 0 writes one line.
+std::string to_text(const Json& j, int indent = -1);
+// v's value when it is a JSON integer, or a float with an exact integer value, that fits in
+// int64; nothing otherwise (booleans, 9223372036854775808 stored as unsigned, 4096.5, 1e300).
+std::optional<std::int64_t> exact_integer(const Json& v);
 
 void require_object(const Json& j, const std::string& path);
 // Rejects keys outside `allowed` (catches typos instead of silently ignoring them).

@@ -66,8 +66,14 @@ PlanRequest plan_from_megatron_args(const std::vector<std::string>& args, const 
   std::map<std::string, std::string> values;
   std::set<std::string> switches;
   std::string modules;
+  std::set<std::string> given;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& flag = args[i];
+    // argparse keeps the last of two values silently; Tessera's one rule for every input is that
+    // a key given twice is an error, so a pasted command line with a conflict is not half-read.
+    if ((flag == kRecomputeModulesFlag || value_flags().count(flag) || switch_flags().count(flag)) &&
+        !given.insert(flag).second)
+      throw Error(flag, "given twice", "each flag once");
     if (flag == kRecomputeModulesFlag) {
       for (; i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0; ++i) modules += (modules.empty() ? "" : "+") + args[i + 1];
       if (modules.empty()) throw Error(flag, "missing its modules", "one or more of " + recompute_modules_text(kAllRecomputeModules));

@@ -1,6 +1,7 @@
 #include "io/plan_report.h"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/core.h>
 
@@ -8,6 +9,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "io/integer_text.h"
+#include "io/json_fields.h"
 #include "io/accuracy_classes.h"
 #include "io/estimate_report.h"
 #include "io/megatron_args_json.h"
@@ -73,7 +75,7 @@ std::string differing_keys(const Plan& winner, const Plan& runner_up, const Work
   std::string mine, theirs;
   for (const auto& [key, value] : a.items()) {
     if (b.contains(key) && b.at(key) == value) continue;
-    const auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+    const auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : json_fields::to_text(v); };
     mine += fmt::format("{}{}={}", mine.empty() ? "" : ",", key, text(value));
     theirs += fmt::format("{}{}={}", theirs.empty() ? "" : ",", key, b.contains(key) ? text(b.at(key)) : "-");
   }
@@ -266,6 +268,7 @@ std::string mixed_plan_to_table(const MixedPlan& m, const MixedCluster& cluster,
 
 PlanConstraints parse_constraints(const std::string& text) {
   PlanConstraints c;
+  std::set<std::string> given;
   std::size_t start = 0;
   while (start < text.size()) {
     const std::size_t comma = text.find(',', start);
@@ -275,6 +278,8 @@ PlanConstraints parse_constraints(const std::string& text) {
     const auto eq = item.find('=');
     if (eq == std::string::npos) throw Error("fix", "'" + item + "' is not key=value", "tp=8,pp=4,...");
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    // The same rule as --plan and JSON: a key given twice is an error, not "the last wins".
+    if (!given.insert(key).second) throw Error("fix." + key, "given twice", "each key once");
     if (key == "tp") c.tp = to_int(key, value);
     else if (key == "pp") c.pp = to_int(key, value);
     else if (key == "cp") c.cp = to_int(key, value);

@@ -91,11 +91,12 @@ PlanRequest build(const std::map<std::string, std::string>& kv, const ModelSpec&
 
 std::string json_value_text(const std::string& key, const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
-  if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
+  // A boolean stays a word: switches accept it, integer keys refuse it ("vpp": true is not 1).
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
   if (v.is_number_unsigned()) return std::to_string(v.get<std::uint64_t>());  // range-checked by to_int
   if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
   if (v.is_number_float() && key == "capacity_factor") return fmt::format("{}", v.get<double>());
-  throw Error("plan." + key, "expected an integer, string or boolean, got " + v.dump(), kKeys);
+  throw Error("plan." + key, "expected an integer, string or boolean, got " + json_fields::to_text(v), kKeys);
 }
 
 }  // namespace

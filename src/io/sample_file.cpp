@@ -13,17 +13,12 @@ using Json = nlohmann::json;
 
 std::int64_t token_count(const Json& v, const std::string& field) {
   const std::string allowed = "an integer from 0 to " + std::to_string(kMaxSampleTokens);
-  if (v.is_number_integer()) {
-    const auto t = v.get<std::int64_t>();
-    if (t < 0 || t > kMaxSampleTokens) throw Error(field, "got " + std::to_string(t), allowed);
-    return t;
+  // exact_integer refuses booleans and 2^63 (stored unsigned) instead of wrapping them.
+  if (const auto t = json_fields::exact_integer(v)) {
+    if (*t < 0 || *t > kMaxSampleTokens) throw Error(field, "got " + std::to_string(*t), allowed);
+    return *t;
   }
-  if (v.is_number_float()) {
-    const double d = v.get<double>();
-    if (std::isfinite(d) && d == std::floor(d) && d >= 0 && d <= static_cast<double>(kMaxSampleTokens))
-      return static_cast<std::int64_t>(d);
-  }
-  throw Error(field, "expected a token count, got " + v.dump(), allowed);
+  throw Error(field, "expected a token count, got " + json_fields::to_text(v), allowed);
 }
 
 std::vector<std::int64_t> token_counts(const Json& v, const std::string& field, bool number_allowed) {

@@ -121,6 +121,9 @@ void Workload::validate() const {
 
 namespace {
 constexpr double kMaxCapacityFactor = 1000.0;
+// Below 1% of the balanced load an expert keeps almost no token: a smaller non-zero factor (e.g. a
+// denormal) is a unit slip, not a plan.
+constexpr double kMinCapacityFactor = 0.01;
 
 // Expert layouts and MoE switches, with Megatron-Core's rules (megatron/core/transformer/
 // transformer_config.py __post_init__ and megatron/training/arguments.py, Megatron-LM main at
@@ -137,9 +140,10 @@ void validate_moe_plan(const Plan& p, const ModelSpec& m) {
     throw Error("etp", "etp*ep = " + std::to_string(p.expert_tp() * p.ep) + " does not divide tp*cp*dp = " +
                            std::to_string(ranks),
                 "etp with etp*ep dividing " + std::to_string(ranks) + ": " + divisors_of(ranks / p.ep));
-  if (!(p.capacity_factor >= 0 && p.capacity_factor <= kMaxCapacityFactor))
-    throw Error("capacity_factor", "got " + std::to_string(p.capacity_factor),
-                "0 (dropless) or a factor above 0 up to 1000");
+  if (!(p.capacity_factor == 0 ||
+        (p.capacity_factor >= kMinCapacityFactor && p.capacity_factor <= kMaxCapacityFactor)))
+    throw Error("capacity_factor", "got " + number_text(p.capacity_factor),
+                "0 (dropless) or a factor from 0.01 to 1000");
   if (p.overlap_ep) {
     if (p.ep <= 1) throw Error("overlap_ep", "is only supported with expert parallelism (ep > 1)", "0 when ep = 1");
     if (p.dispatcher == MoeDispatcher::allgather)

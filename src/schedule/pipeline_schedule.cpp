@@ -7,11 +7,6 @@
 
 namespace tessera {
 
-namespace {
-// Simulations beyond this many operations per stage are refused (memory, not physics).
-constexpr std::int64_t kMaxOpsPerStage = 50'000'000;
-}  // namespace
-
 const char* to_string(Schedule schedule) {
   switch (schedule) {
     case Schedule::gpipe: return "gpipe";
@@ -40,10 +35,17 @@ void validate_schedule_shape(Schedule schedule, std::int64_t p, std::int64_t m, 
     throw Error("microbatches", std::to_string(m) + " is not a multiple of the " + std::to_string(p) +
                                     " stages (Megatron's interleaved schedule needs it)",
                 "a multiple of " + std::to_string(p));
-  const std::int64_t per_stage = saturating_product({m, v, schedule == Schedule::zb_h1 ? 3 : 2});
-  if (per_stage > kMaxOpsPerStage)
-    throw Error("microbatches", "m * vpp = " + std::to_string(m * v) + " is too many operations to simulate",
-                "m * vpp * ops <= " + std::to_string(kMaxOpsPerStage));
+  const std::int64_t ops = simulated_ops(schedule, p, m, v);
+  if (ops > kMaxSimulatedOps)
+    throw Error("microbatches",
+                std::to_string(p) + " stages x " + std::to_string(m) + " micro-batches x " + std::to_string(v) +
+                    " chunks is " + std::to_string(ops) + " operations, too many to simulate",
+                "stages x microbatches x vpp x " + std::string(schedule == Schedule::zb_h1 ? "3" : "2") +
+                    " <= " + std::to_string(kMaxSimulatedOps));
+}
+
+std::int64_t simulated_ops(Schedule schedule, std::int64_t p, std::int64_t m, std::int64_t v) {
+  return saturating_product({p, m, v, schedule == Schedule::zb_h1 ? 3 : 2});
 }
 
 void stage_program(Schedule schedule, int p, int m, int v, int s, std::vector<StageOp>& out) {
@@ -56,12 +58,25 @@ void stage_program(Schedule schedule, int p, int m, int v, int s, std::vector<St
     case Schedule::one_f_one_b:
     case Schedule::zb_h1: {
       // Step x runs F_x, then B_{x-(p-1-s)}, then (ZB-H1) W_{x-(p-1)}, each when in [0, m).
+      // Steps where the stage runs nothing are skipped (jumping to the next step that runs
+      // something), so a stage's program costs O(its ops), not O(m + p).
       const bool split = schedule == Schedule::zb_h1;
-      for (int x = 0; x < m + p - 1; ++x) {
+      const int b_shift = p - 1 - s, w_shift = p - 1;
+      auto next_step = [&](int x) {  // first step >= x with an op; m + p - 1 when none is left
+        int next = m + p - 1;
+        auto consider = [&](int begin) {  // the op range [begin, begin + m)
+          if (x < begin + m) next = std::min(next, std::max(x, begin));
+        };
+        consider(0);
+        consider(b_shift);
+        if (split) consider(w_shift);
+        return next;
+      };
+      for (int x = next_step(0); x < m + p - 1; x = next_step(x + 1)) {
         if (x < m) out.push_back({OpKind::forward, 0, x});
-        const int b = x - (p - 1 - s);
+        const int b = x - b_shift;
         if (b >= 0 && b < m) out.push_back({OpKind::backward, 0, b});
-        const int w = x - (p - 1);
+        const int w = x - w_shift;
         if (split && w >= 0 && w < m) out.push_back({OpKind::weight, 0, w});
       }
       return;

@@ -37,8 +37,17 @@ struct StageOp {
 void stage_program(Schedule schedule, int stages, int microbatches, int chunks, int stage,
                    std::vector<StageOp>& out);
 
+// Operations one simulation may hold over all stages, p x m x v x (2, or 3 for zb-h1): bounds
+// the simulator's and its timeline's memory (~150 bytes an operation with transfers) to ~2 GB,
+// far above any real job (64 stages x 1,024 micro-batches x 4 chunks x 2 is 0.5 million).
+inline constexpr std::int64_t kMaxSimulatedOps = 10'000'000;
+
+// Operations in one simulation of this shape (saturating).
+std::int64_t simulated_ops(Schedule schedule, std::int64_t stages, std::int64_t microbatches, std::int64_t chunks);
+
 // Throws Error naming the field when the shape does not suit the schedule (e.g. interleaving
-// with m not a multiple of p, or v > 1 for a schedule without chunks).
+// with m not a multiple of p, or v > 1 for a schedule without chunks) or has more than
+// kMaxSimulatedOps operations.
 void validate_schedule_shape(Schedule schedule, std::int64_t stages, std::int64_t microbatches,
                              std::int64_t chunks);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "core/error.h"
@@ -10,6 +11,7 @@ namespace tessera {
 
 namespace {
 constexpr double kNotDone = -1.0;
+constexpr PipelineSimulator::OpIndex kNoOp = -1;
 
 bool finite_non_negative(double v) { return std::isfinite(v) && v >= 0.0; }
 
@@ -75,17 +77,37 @@ void PipelineSimulator::simulate(const PipelineCosts& c) {
   build_programs(c);
   const int p = c.stages, m = c.microbatches;
   const std::size_t ops = program_.size();
+  // Op indices are 32-bit (memory); validate_schedule_shape keeps real shapes far below.
+  if (ops > static_cast<std::size_t>(std::numeric_limits<OpIndex>::max()))
+    throw Error("microbatches", std::to_string(ops) + " operations", "at most " + std::to_string(kMaxSimulatedOps));
   const std::size_t slots = c.virtual_stages() * static_cast<std::size_t>(m);
   const int last_vs = p * c.chunks - 1;
   start_.assign(ops, kNotDone);
   end_.assign(ops, kNotDone);
-  pred_.assign(ops, -1);
-  f_index_.assign(slots, -1);
-  b_index_.assign(slots, -1);
-  w_index_.assign(slots, -1);
+  pred_.assign(ops, kNoOp);
+  f_index_.assign(slots, kNoOp);
+  b_index_.assign(slots, kNoOp);
+  w_index_.assign(slots, kNoOp);
   next_.assign(static_cast<std::size_t>(p), 0);
   free_at_.assign(static_cast<std::size_t>(p), 0.0);
   for (int s = 0; s < p; ++s) next_[static_cast<std::size_t>(s)] = program_begin_[static_cast<std::size_t>(s)];
+
+  // Work list of stages that may be able to run: every stage at first, then a stage whenever an
+  // op it may wait on (a forward from the virtual stage before it, a backward from the one after)
+  // completes elsewhere. Each op wakes at most one stage, so the whole run is O(ops + p) whatever
+  // the shape (a round-robin over all stages per wave would be O(p) per wave).
+  const auto pu = static_cast<std::size_t>(p);
+  ring_.resize(pu);
+  queued_.assign(pu, 1);
+  for (int s = 0; s < p; ++s) ring_[static_cast<std::size_t>(s)] = s;
+  std::size_t head = 0, queued = pu;
+  auto wake = [&](int stage) {
+    const auto su = static_cast<std::size_t>(stage);
+    if (queued_[su]) return;
+    queued_[su] = 1;
+    ring_[(head + queued) % pu] = stage;
+    ++queued;
+  };
 
   // Advances stage s as far as its inputs allow; returns the number of operations run.
   auto advance = [&](int s) {
@@ -98,28 +120,30 @@ void PipelineSimulator::simulate(const PipelineCosts& c) {
       const int vs = op.chunk * p + s;
       const std::size_t slot = static_cast<std::size_t>(vs) * m + op.microbatch;
       double ready = 0.0;
-      std::int64_t dep = -1;
+      OpIndex dep = kNoOp;
       double duration = 0.0;
+      int consumer = s;  // the stage that may wait on this op's result
       switch (op.kind) {
         case OpKind::forward: {
           if (vs > 0) {
-            const std::int64_t d = f_index_[slot - static_cast<std::size_t>(m)];
-            if (d < 0 || end_[static_cast<std::size_t>(d)] < 0) return ran;
+            const OpIndex d = f_index_[slot - static_cast<std::size_t>(m)];
+            if (d < 0) return ran;
             const int from = (vs - 1) % p;
             // Chunk to chunk on the same GPU (p = 1) sends nothing.
             ready = end_[static_cast<std::size_t>(d)] + (from == s ? 0.0 : c.p2p_s[static_cast<std::size_t>(from)]);
             dep = d;
           }
           duration = c.forward_s[slot];
-          f_index_[slot] = static_cast<std::int64_t>(i);
+          f_index_[slot] = static_cast<OpIndex>(i);
+          if (vs < last_vs) consumer = (vs + 1) % p;
           break;
         }
         case OpKind::backward: {
-          const std::int64_t own = f_index_[slot];
-          if (own < 0 || end_[static_cast<std::size_t>(own)] < 0) return ran;
+          const OpIndex own = f_index_[slot];
+          if (own < 0) return ran;
           if (vs < last_vs) {
-            const std::int64_t d = b_index_[slot + static_cast<std::size_t>(m)];
-            if (d < 0 || end_[static_cast<std::size_t>(d)] < 0) return ran;
+            const OpIndex d = b_index_[slot + static_cast<std::size_t>(m)];
+            if (d < 0) return ran;
             ready = end_[static_cast<std::size_t>(d)] + (p == 1 ? 0.0 : c.p2p_s[static_cast<std::size_t>(s)]);
             dep = d;
           } else {
@@ -127,16 +151,17 @@ void PipelineSimulator::simulate(const PipelineCosts& c) {
             dep = own;
           }
           duration = c.backward_s[slot];
-          b_index_[slot] = static_cast<std::int64_t>(i);
+          b_index_[slot] = static_cast<OpIndex>(i);
+          if (vs > 0) consumer = (vs - 1) % p;
           break;
         }
         case OpKind::weight: {
-          const std::int64_t own = b_index_[slot];
-          if (own < 0 || end_[static_cast<std::size_t>(own)] < 0) return ran;
+          const OpIndex own = b_index_[slot];
+          if (own < 0) return ran;
           ready = end_[static_cast<std::size_t>(own)];
           dep = own;
           duration = c.weight_s[slot];
-          w_index_[slot] = static_cast<std::int64_t>(i);
+          w_index_[slot] = static_cast<OpIndex>(i);
           break;
         }
       }
@@ -145,8 +170,9 @@ void PipelineSimulator::simulate(const PipelineCosts& c) {
       start_[i] = start;
       end_[i] = start + duration;
       // The binding predecessor: the input if it arrived after the stage was free.
-      pred_[i] = ready > free ? dep : (i > program_begin_[su] ? static_cast<std::int64_t>(i) - 1 : -1);
+      pred_[i] = ready > free ? dep : (i > program_begin_[su] ? static_cast<OpIndex>(i - 1) : kNoOp);
       free_at_[su] = end_[i];
+      if (consumer != s) wake(consumer);
       ++i;
       ++ran;
     }
@@ -154,13 +180,14 @@ void PipelineSimulator::simulate(const PipelineCosts& c) {
   };
 
   std::size_t done = 0;
-  while (done < ops) {
-    std::size_t progress = 0;
-    for (int s = 0; s < p; ++s) progress += advance(s);       // forwards flow down
-    for (int s = p - 1; s >= 0; --s) progress += advance(s);  // backwards flow up
-    if (progress == 0) throw std::logic_error("pipeline schedule deadlocked (invalid program)");
-    done += progress;
+  while (queued > 0) {
+    const int s = ring_[head];
+    head = (head + 1) % pu;
+    --queued;
+    queued_[static_cast<std::size_t>(s)] = 0;
+    done += advance(s);
   }
+  if (done < ops) throw std::logic_error("pipeline schedule deadlocked (invalid program)");
 
   pipeline_end_ = 0.0;
   for (int s = 0; s < p; ++s) pipeline_end_ = std::max(pipeline_end_, free_at_[static_cast<std::size_t>(s)]);
@@ -219,7 +246,8 @@ Timeline PipelineSimulator::run(const PipelineCosts& c) {
   t.pipeline_makespan_s = pipeline_end_;
   t.makespan_s = end_with_sync_;
   t.ops.reserve(program_.size());
-  t.p2p.reserve(program_.size());
+  // Transfers exist only across links with a positive time (reserving for none saves 40 bytes an op).
+  if (std::any_of(c.p2p_s.begin(), c.p2p_s.end(), [](double link) { return link > 0; })) t.p2p.reserve(program_.size());
   t.syncs.reserve(static_cast<std::size_t>(p));
   t.stages.resize(static_cast<std::size_t>(p));
   for (int s = 0; s < p; ++s) {

@@ -88,6 +88,7 @@ struct Timeline {
 // allocate nothing.
 class PipelineSimulator {
  public:
+  using OpIndex = std::int32_t;  // an op's index in the programs (4 bytes: memory at 10^7 ops)
   // Full timeline (ops, p2p, syncs, summaries, critical path).
   Timeline run(const PipelineCosts& costs);
   // Makespan only (including DP syncs); the pipeline part alone goes to *pipeline_makespan_s.
@@ -105,9 +106,11 @@ class PipelineSimulator {
   std::vector<StageOp> scratch_;
   // Per run.
   std::vector<double> start_, end_;         // per op in program_ order
-  std::vector<std::int64_t> pred_;          // binding predecessor op (or -1)
-  std::vector<std::int64_t> f_index_, b_index_, w_index_;  // [vs * m + mb] -> op index
+  std::vector<OpIndex> pred_;               // binding predecessor op (or -1)
+  std::vector<OpIndex> f_index_, b_index_, w_index_;  // [vs * m + mb] -> op index, -1 until run
   std::vector<std::size_t> next_;           // per stage: next op to run
+  std::vector<int> ring_;                   // per stage: work list of stages to advance
+  std::vector<char> queued_;                // per stage: on the work list
   std::vector<double> free_at_;             // per stage
   std::vector<double> sync_begin_, sync_end_;  // per stage
   std::vector<double> ready_;               // per chunk, scratch

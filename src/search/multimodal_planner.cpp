@@ -30,6 +30,16 @@ constexpr std::size_t kMonolithicCandidates = 16;
 // Replicas simulated while ranking monolithic layouts (the heaviest by module work).
 constexpr std::int64_t kMonolithicReplicasRanked = 4;
 constexpr std::int64_t kMaxGlobalBatch = 100'000'000;
+// The split search's work grows with the GPUs the groups may take (options per GPU count, their
+// combinations, one search per backbone count): beyond this cluster size a request is refused up
+// front rather than run for minutes (issue 13: every accepted input finishes in <= 10 s). Measured
+// (mllm-72b-gen, caption-like, gbs 1920, CPU time over all threads): 8,192 GPUs 7.9 s, 16,384
+// GPUs 27.6 s, 100,000 GPUs minutes.
+constexpr std::int64_t kMaxMultimodalGpus = 8'192;
+// The work also grows with the batch (sequences packed, slot loads per backbone count): the
+// product is bounded as well. Measured as above: 1,920 x 8,192 GPUs 7.9 s, 19,200 x 1,296 GPUs
+// 10.6 s, 10^8 x 1,296 GPUs past 100 s.
+constexpr std::int64_t kMaxBatchTimesGpus = 16'000'000;
 // Backbone plans per GPU count re-scored with the simulator (the closed form ranks the rest).
 constexpr std::size_t kBackboneRescored = 8;
 // Module groups a model may have (encoders per modality + a generator).
@@ -69,8 +79,17 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
   const auto started = std::chrono::steady_clock::now();
   model.validate();
   cluster.validate();
+  if (cluster.gpus() > kMaxMultimodalGpus)
+    throw Error("cluster", std::to_string(cluster.gpus()) + " GPUs is too many for the multimodal split search",
+                "at most " + std::to_string(kMaxMultimodalGpus) + " GPUs for a multimodal model");
   mix.validate();
   require_positive("gbs", global_batch, kMaxGlobalBatch);
+  if (global_batch > kMaxBatchTimesGpus / cluster.gpus())
+    throw Error("gbs",
+                std::to_string(global_batch) + " sequences on " + std::to_string(cluster.gpus()) +
+                    " GPUs is too much work for the multimodal split search",
+                "gbs x GPUs <= " + std::to_string(kMaxBatchTimesGpus) + " (at most " +
+                    std::to_string(kMaxBatchTimesGpus / cluster.gpus()) + " here)");
   MultimodalSearch out;
   const ModelSpec& backbone = model.backbone().transformer;
   const std::int64_t seq_len = mix.sequence_tokens;

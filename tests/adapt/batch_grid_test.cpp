@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "adapt/batch_grid.h"
+#include "common/thrown_field.h"
 #include "core/error.h"
 
 namespace tessera {
@@ -35,6 +36,24 @@ TEST(BatchGrid, BoundsAreKeptAndChecked) {
   EXPECT_THROW(batch_grid(0, 10), Error);
   EXPECT_THROW(batch_grid(20, 10), Error);
   EXPECT_THROW(batch_grid(1, 10, 1.0), Error);
+}
+
+// The grid is bounded in size and in its largest batch (each point is one planner search whose
+// pipeline simulations grow with the batch): the widest default grid fits, anything larger or
+// finer is refused before a point is made, naming the argument.
+TEST(BatchGrid, SizeAndRangeAreBoundedUpFront) {
+  const auto widest = batch_grid(1, kMaxGridBatch);
+  EXPECT_EQ(widest.back(), kMaxGridBatch);
+  EXPECT_LE(static_cast<std::int64_t>(widest.size()), kMaxBatchGridPoints);
+  EXPECT_EQ(testing::thrown_field([] { batch_grid(16, 10'000'000); }), "max_batch");
+  EXPECT_EQ(testing::thrown_field([] { batch_grid(16, kMaxGridBatch + 1); }), "max_batch");
+  EXPECT_EQ(testing::thrown_field([] { batch_grid(INT64_MAX, INT64_MAX); }), "min_batch");
+  // A ratio whose grid would have ~10^11 points: refused at once, not built.
+  EXPECT_EQ(testing::thrown_field([] { batch_grid(1, kMaxGridBatch, 1.0 + 1e-10); }), "ratio");
+  EXPECT_EQ(testing::thrown_field([] { batch_grid(1, 64, NAN); }), "ratio");
+  // The finest ratio the limit allows over the widest range builds at most the limit's points.
+  const double finest = std::exp(std::log(static_cast<double>(kMaxGridBatch)) / (kMaxBatchGridPoints - 2)) * 1.0001;
+  EXPECT_LE(static_cast<std::int64_t>(batch_grid(1, kMaxGridBatch, finest).size()), kMaxBatchGridPoints);
 }
 
 }  // namespace

@@ -2,8 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 
+#include "adapt/batch_grid.h"
 #include "adapt/noise_scale_scenario.h"
+#include "common/thrown_field.h"
 #include "core/error.h"
 #include "io/model_source.h"
 #include "model/parameter_count.h"
@@ -83,6 +86,55 @@ TEST(NoiseScaleScenario, ValidationNamesTheField) {
   expect_field("scenario.step_time_scale.zero3", [](NoiseScaleScenario& s) { s.step_time_scale.zero3 = 0; });
   expect_field("scenario.step_time_jitter", [](NoiseScaleScenario& s) { s.step_time_jitter = 0.9; });
   expect_field("scenario.network_bandwidth_scale", [](NoiseScaleScenario& s) { s.network_bandwidth_scale = NAN; });
+}
+
+// Every field that sizes the work or enters a product has a documented range, refused up front:
+// batches (issue 13: max_batch 10,000,000 ran the planner for 22 s), sequence length, the number
+// of trajectory points, vanishing scales, infinities.
+TEST(NoiseScaleScenario, WorkSizingFieldsAreBounded) {
+  const NoiseScaleScenario good = builtin_scenario("pretrain", builtin_model("llama3-8b"));
+  auto field_of = [&](auto change) {
+    NoiseScaleScenario s = good;
+    change(s);
+    return testing::thrown_field([&] { s.validate(); });
+  };
+  EXPECT_EQ(field_of([](NoiseScaleScenario& s) { s.max_batch = 10'000'000; }), "scenario.max_batch");
+  EXPECT_EQ(field_of([](NoiseScaleScenario& s) { s.max_batch = kMaxGridBatch + 1; }), "scenario.max_batch");
+  EXPECT_EQ(field_of([](NoiseScaleScenario& s) { s.min_batch = s.max_batch = INT64_MAX; }), "scenario.min_batch");
+  EXPECT_EQ(field_of([](NoiseScaleScenario& s) { s.reference_batch = INT64_MAX; }), "scenario.reference_batch");
+  EXPECT_EQ(field_of([](NoiseScaleScenario& s) { s.seq_len = std::int64_t{1} << 40; }), "scenario.seq_len");
+  EXPECT_EQ(field_of([](NoiseScaleScenario& s) { s.token_budget = INFINITY; }), "scenario.token_budget");
+  EXPECT_EQ(field_of([](NoiseScaleScenario& s) { s.token_budget = 1.1e16; }), "scenario.token_budget");
+  EXPECT_EQ(field_of([](NoiseScaleScenario& s) { s.step_time_scale.all = 1e-300; }), "scenario.step_time_scale.all");
+  EXPECT_EQ(field_of([](NoiseScaleScenario& s) { s.network_bandwidth_scale = 1e-300; }),
+            "scenario.network_bandwidth_scale");
+  EXPECT_EQ(field_of([](NoiseScaleScenario& s) {
+              s.noise_scale.clear();
+              for (int i = 0; i <= 10000; ++i) s.noise_scale.push_back({static_cast<double>(i), 1e6});
+            }),
+            "scenario.noise_scale");
+  EXPECT_EQ(field_of([](NoiseScaleScenario& s) { s.noise_scale[1].tokens = s.noise_scale[0].tokens; }),
+            "scenario.noise_scale[1].tokens");  // a duplicate point
+  EXPECT_EQ(field_of([](NoiseScaleScenario& s) { s.noise_scale[0].noise_scale_tokens = INFINITY; }),
+            "scenario.noise_scale[0].noise_scale_tokens");
+  // The limits' edges are accepted.
+  NoiseScaleScenario edge = good;
+  edge.max_batch = edge.reference_batch = kMaxGridBatch;
+  edge.token_budget = 1e16;
+  edge.step_time_scale.all = 0.01;
+  EXPECT_NO_THROW(edge.validate());
+}
+
+// Defaults for short sequences stay within the grid's limit instead of asking for 2^24 sequences.
+TEST(NoiseScaleScenario, DefaultBoundsStayWithinTheGridLimit) {
+  for (std::int64_t seq_len : {1, 128, 4096, 1 << 20}) {
+    const BatchBounds b = default_batch_bounds(seq_len);
+    EXPECT_GE(b.min_batch, 1);
+    EXPECT_LE(b.min_batch, b.max_batch);
+    EXPECT_LE(b.max_batch, kMaxGridBatch);
+    EXPECT_LE(b.reference_batch, kMaxGridBatch);
+  }
+  EXPECT_EQ(default_batch_bounds(4096).max_batch, 4096);  // 2^24 tokens, as before
 }
 
 }  // namespace

@@ -50,6 +50,29 @@ TEST(ScenarioFile, ErrorsNameTheField) {
   EXPECT_EQ(field_of(R"({"seq_len": 0, "token_budget": 1e9, "noise_scale": []})"), "scenario.seq_len");
 }
 
+// Values a file can hold that no scenario means: booleans for numbers, integers at or past 2^63
+// (which JSON parsers read as unsigned), batches past the grid's limit, repeated trajectory points.
+TEST(ScenarioFile, OutOfRangeValuesNameTheField) {
+  auto field_of = [](const char* key, const char* value) {
+    nlohmann::json j = nlohmann::json::parse(R"({"seq_len": 4096, "token_budget": 1e9,
+        "noise_scale": [{"tokens": 0, "noise_scale_tokens": 1e6}, {"tokens": 1e9, "noise_scale_tokens": 2e6}]})");
+    if (key != nullptr) j[key] = nlohmann::json::parse(value);
+    return testing::thrown_field([&] { scenario_from_json(j, "scenario"); });
+  };
+  EXPECT_EQ(field_of(nullptr, ""), "<no error>");
+  EXPECT_EQ(field_of("min_batch", "true"), "scenario.min_batch");
+  EXPECT_EQ(field_of("token_budget", "false"), "scenario.token_budget");
+  EXPECT_EQ(field_of("max_batch", "9223372036854775808"), "scenario.max_batch");
+  EXPECT_EQ(field_of("max_batch", "10000000"), "scenario.max_batch");
+  EXPECT_EQ(field_of("reference_batch", "18446744073709551615"), "scenario.reference_batch");
+  EXPECT_EQ(field_of("seed", "18446744073709551615"), "scenario.seed");
+  EXPECT_EQ(field_of("seq_len", "1e30"), "scenario.seq_len");
+  EXPECT_EQ(field_of("step_time_jitter", "-0.1"), "scenario.step_time_jitter");
+  EXPECT_EQ(field_of("gradient_noise_dimension", "0"), "scenario.gradient_noise_dimension");
+  EXPECT_EQ(field_of("noise_scale", R"([{"tokens": 5, "noise_scale_tokens": 1e6}, {"tokens": 5, "noise_scale_tokens": 2e6}])"),
+            "scenario.noise_scale[1].tokens");
+}
+
 TEST(ScenarioFile, LoadsANameOrAFile) {
   const ModelSpec model = builtin_model("llama3-8b");
   EXPECT_EQ(load_scenario("warmup", model).name, "warmup");

@@ -93,4 +93,30 @@ TEST(LargestDifferencing, RefusesMoreSubsetSumsThanItsLimit) {
 }
 
 }  // namespace
+// Balanced differencing: 1..2m in two runs of m pairs each slot's item of one run with the
+// complementary item of the other (largest with smallest), so every slot sums to 2m + 1 and holds
+// two items; on random inputs every slot count is within one of n / m.
+TEST(LargestDifferencing, EqualCountPairsRunsAndKeepsCountsWithinOne) {
+  for (int m : {2, 3, 8}) {
+    std::vector<double> cost;
+    for (int v = 1; v <= 2 * m; ++v) cost.push_back(v);
+    const auto slot_of = assign_largest_differencing(cost, m, true);
+    const auto load = slot_loads(cost, slot_of, m);
+    for (double l : load) EXPECT_DOUBLE_EQ(l, 2.0 * m + 1.0) << "m=" << m;
+  }
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> draw(1.0, 100.0);
+  for (int c = 0; c < 200; ++c) {
+    const int m = 2 + c % 7;
+    const std::size_t n = 1 + static_cast<std::size_t>(c) % 40;
+    std::vector<double> cost(n);
+    for (double& x : cost) x = draw(rng);
+    const auto slot_of = assign_largest_differencing(cost, m, true);
+    std::vector<std::size_t> count(static_cast<std::size_t>(m), 0);
+    for (std::int32_t s : slot_of) ++count[static_cast<std::size_t>(s)];
+    const auto [lo, hi] = std::minmax_element(count.begin(), count.end());
+    EXPECT_LE(*hi - *lo, 1u) << "n=" << n << " m=" << m;
+  }
+}
+
 }  // namespace tessera

@@ -1,6 +1,6 @@
 // Outlier queues: levels by threshold; a level releases one sample per slot only once its group
 // balances (or its oldest has waited max_wait_steps); the oldest always leaves with the group;
-// at most one group per step; nothing is lost.
+// at most one balanceable group per step, but every due group; nothing is lost.
 #include "balance/outlier_queues.h"
 
 #include <algorithm>
@@ -77,6 +77,32 @@ TEST(OutlierQueues, TheOldestLeavesWithItsNearestNeighboursOneGroupPerStep) {
   q.append_waiting(waiting);
   std::sort(waiting.begin(), waiting.end());
   EXPECT_EQ(waiting, (std::vector<std::int64_t>{1, 5}));
+}
+
+TEST(OutlierQueues, EveryDueGroupLeavesInTheSameStep) {
+  // Issue 13: one group per step let due samples pile up, so the wait grew with the input.
+  OutlierQueues q(two_levels(2));
+  std::vector<QueuedItem> out;
+  for (int i = 0; i < 8; ++i) q.push({i, 600, 600.0 * (1 + 10 * i), 0}, 1);  // never balanceable
+  q.release(1, 4, kCap, kFillerPerToken, out);
+  EXPECT_TRUE(out.empty());
+  q.release(2, 4, kCap, kFillerPerToken, out);
+  EXPECT_EQ(out.size(), 8u) << "two groups of four, both due";
+  EXPECT_EQ(q.size(), 0u);
+}
+
+TEST(OutlierQueues, ReleaseOldestAndReleaseAllEmptyTheQueues) {
+  OutlierQueues q(two_levels(100));
+  std::vector<QueuedItem> out;
+  q.push({0, 300, 300.0, 5}, 0);
+  q.push({1, 600, 600.0, 3}, 1);
+  q.push({2, 600, 9000.0, 4}, 1);
+  q.release_oldest(1, kCap, kFillerPerToken, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out.front().item, 1) << "the oldest, with a group of one per slot";
+  q.release_all(out);
+  EXPECT_EQ(out.size(), 3u);
+  EXPECT_EQ(q.size(), 0u);
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ TEST(SlowestSlotShedding, ShedsTheLargestSampleThatKeepsTheSlotSlowest) {
   // Slot 0: a kept outlier of 10 plus fillers 3, 2, 1 (16); slot 1: 12.
   const std::vector<double> cost = {10, 12, 3, 2, 1};
   std::vector<std::int32_t> slot_of = {0, 1, 0, 0, 0};
-  std::vector<double> scratch;
+  SheddingScratch scratch;
   const double before = load_balance(slot_loads(cost, slot_of, 2), 12).imbalance;
   // Room 4: shed 3 (slot 0 -> 13), room 1: shed 1 (-> 12); the 2 would overshoot.
   EXPECT_EQ(shed_from_slowest_slot(cost, 1, 2, slot_of, scratch), 2);
@@ -27,7 +27,7 @@ TEST(SlowestSlotShedding, ShedsTheLargestSampleThatKeepsTheSlotSlowest) {
 TEST(SlowestSlotShedding, KeepsReleasedOutliersAndDoesNothingOnOneSlot) {
   const std::vector<double> cost = {5, 1};
   std::vector<std::int32_t> slot_of = {0, 1};
-  std::vector<double> scratch;
+  SheddingScratch scratch;
   EXPECT_EQ(shed_from_slowest_slot(cost, 1, 2, slot_of, scratch), 0) << "the 5 is kept; the 1 is not in the slowest slot";
   std::vector<std::int32_t> one = {0, 0};
   EXPECT_EQ(shed_from_slowest_slot(cost, 0, 1, one, scratch), 0);

@@ -12,7 +12,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "adapt/batch_grid.h"
 #include "adapt/batch_schedule.h"
+#include "adapt/training_run_simulator.h"
 #include "cli_process.h"
 
 namespace {
@@ -113,6 +115,44 @@ TEST_F(AdaptCli, BadInputExitsTwoWithOneLineNamingTheField) {
   expect_usage_error({"--model", "llama3-8b", "--cluster", "h100-sxm-80gb:32+a100-sxm-80gb:32"}, "--cluster");
   expect_usage_error({"--model", "no-such-model", "--cluster", "h100-sxm-80gb:32"}, "model");
   expect_usage_error({}, "simulate", {"adapt"});
+}
+
+// Issue 13's reproducers. max_batch 10,000,000 (the planner searched 40 grid batches for 22 s, or
+// ran out of memory) is refused up front naming the field and its limit; token_budget 1e15 (past
+// 20 s, linear in the budget) answers with a bounded number of decision windows per policy.
+TEST_F(AdaptCli, HugeBatchIsRefusedAndHugeBudgetIsBounded) {
+  const std::vector<std::string> base = {"--model", "llama3-8b", "--cluster", "h100-sxm-80gb:32", "--scenario"};
+  auto with_file = [&](const char* name, const std::string& fields) {
+    std::vector<std::string> all = base;
+    const std::string seq_len = fields.find("seq_len") == std::string::npos ? R"("seq_len": 4096, )" : "";
+    all.push_back(file(name, R"({"noise_scale": [{"tokens": 0, "noise_scale_tokens": 3e4},
+        {"tokens": 1e11, "noise_scale_tokens": 6e6}], )" + seq_len + fields + "}").string());
+    return all;
+  };
+  expect_usage_error(with_file("batch.json", R"("token_budget": 1.6e11, "max_batch": 10000000)"), "scenario.max_batch");
+  const RunResult refused = run(with_file("batch2.json", R"("token_budget": 1.6e11, "max_batch": 10000000)"));
+  EXPECT_NE(refused.err.find(std::to_string(tessera::kMaxGridBatch)), std::string::npos) << refused.err;
+  // Other out-of-range fields: each refused, naming itself.
+  expect_usage_error(with_file("seq.json", R"("token_budget": 1e9, "seq_len": 1048576)"), "scenario.seq_len");
+  expect_usage_error(with_file("bool.json", R"("token_budget": 1e9, "max_batch": true)"), "scenario.max_batch");
+  expect_usage_error(with_file("seed.json", R"("token_budget": 1e9, "seed": 18446744073709551615)"), "scenario.seed");
+  expect_usage_error(with_file("budget.json", R"("token_budget": 1e17)"), "scenario.token_budget");
+  expect_usage_error(with_file("scale.json", R"("token_budget": 1e9, "network_bandwidth_scale": 1e-30)"),
+                     "scenario.network_bandwidth_scale");
+  // The budget reproducer, on a 3-point grid: bounded windows, every policy reaches the target.
+  std::vector<std::string> args = with_file("budget15.json", R"("token_budget": 1e15, "max_batch": 64)");
+  args.push_back("--json");
+  const RunResult r = run(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const Json j = Json::parse(r.out);
+  const std::int64_t configurations = j.at("candidates").at("configurations");
+  for (const auto& [name, p] : j.at("policies").items()) {
+    // Fixed has one candidate, coadaptive all; the others some (at most the one-candidate bound).
+    const std::size_t allowed = name == "coadaptive" ? static_cast<std::size_t>(configurations) : 1;
+    EXPECT_LE(p.at("windows").get<std::int64_t>(), tessera::max_decision_windows(allowed) * 11 / 10) << name;
+    EXPECT_GT(p.at("long_windows").get<std::int64_t>(), 0) << name;
+    EXPECT_GE(p.at("time_to_target_s").get<double>(), j.at("offline_optimum").at("time_to_target_s").get<double>() / 1.001);
+  }
 }
 
 }  // namespace

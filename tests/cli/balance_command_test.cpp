@@ -103,6 +103,31 @@ TEST_F(BalanceCli, SamplesFileOneStepAndSteps) {
   EXPECT_EQ(steps["n_carried"], 0);
 }
 
+TEST_F(BalanceCli, NoSampleIsHeldBack) {
+  // Issue 13, S1: wlb shed a step's only sample to the next step, forever; a lone outlier waited
+  // in its queue for others to balance it.
+  for (const char* text : {"{\"text_tokens\": 5000}\n", "{\"text_tokens\": 5000}\n{\"text_tokens\": 5000}\n"
+                                                        "{\"text_tokens\": 5000}\n",
+                           "{\"text_tokens\": 20000}\n"}) {
+    const std::string path = file("few.jsonl", text);
+    const Json j = run_json({"--samples", path, "--dp", "1", "--microbatches", "2", "--max-tokens", "40000",
+                             "--steps", "100", "--method", "wlb"});
+    EXPECT_EQ(j["n_carried"], 0) << text;
+    EXPECT_EQ(j["n_assigned"], j["n_in"]) << text;
+    EXPECT_EQ(j["max_delay_steps"], 0) << text;
+  }
+}
+
+TEST_F(BalanceCli, WorkLimitsAreRefusedUpFrontNamingTheFlag) {
+  // Issue 13, D3: every accepted input runs in bounded time and memory.
+  const std::vector<std::string> base = {"--synthetic", "wlb-like", "--dp", "1", "--microbatches", "4"};
+  expect_bad_input(with(base, {"--steps", "3", "--max-tokens", "2000000000000"}), {"max-tokens"});
+  expect_bad_input({"--synthetic", "wlb-like", "--dp", "1000", "--microbatches", "1000", "--max-tokens", "131072",
+                    "--steps", "100"},
+                   {"steps"});
+  expect_bad_input(with(base, {"--n", "2000000"}), {"n"});
+}
+
 TEST_F(BalanceCli, TableNamesTheFigures) {
   const RunResult r = run({"--synthetic", "mllm-like", "--dp", "8", "--microbatches", "2", "--n", "1000"});
   EXPECT_EQ(r.exit_code, 0) << describe(r);

@@ -556,3 +556,85 @@ TEST_F(CliBadInput, PlanFixWithNoValidShape) {
   expect_bad_input(run({"plan", "--model", "llama3-8b", "--cluster", "h100-sxm-80gb:8", "--gbs", "8", "--fix", "tp=3"}),
                    {"fix"});
 }
+
+// ---- issue 13: every file format and argument, one class per test ------------------------------
+
+// D1: a number beyond double range is one line naming the file, not nlohmann's out_of_range.406.
+TEST_F(CliBadInput, NumberBeyondDoubleRangeNamesTheFile) {
+  const fs::path cluster = file("c.json", R"({"gpu": "h100-sxm-80gb", "gpus": 1e400})");
+  const RunResult r = run({"estimate", "--model", kModel, "--cluster", cluster.string(), "--plan", "gbs=8"});
+  expect_bad_input(r, {"cluster"});
+  EXPECT_NE(r.err.find("c.json"), std::string::npos) << describe(r);
+  EXPECT_EQ(r.err.find("json.exception"), std::string::npos) << describe(r);
+}
+
+// D9: 2^63 is stored unsigned by nlohmann; it must be refused, not wrapped to -2^63.
+TEST_F(CliBadInput, IntegerAboveInt64IsRefusedNotWrapped) {
+  const fs::path cluster = file("c.json", R"({"gpu": "h100-sxm-80gb", "gpus": 9223372036854775808})");
+  const RunResult r = run({"estimate", "--model", kModel, "--cluster", cluster.string(), "--plan", "gbs=8"});
+  expect_bad_input(r, {"cluster.gpus"});
+  EXPECT_EQ(r.err.find("-9223372036854775808"), std::string::npos) << describe(r);
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", "tp=99999999999999999999,gbs=8"}),
+                   {"tp"});
+}
+
+// D8: a bandwidth outside the physical range is refused under the name the user wrote.
+TEST_F(CliBadInput, UnphysicalBandwidthNamesTheFieldWritten) {
+  for (const char* bad : {"1e-308", "1e-300", "0", "-5", "1e300"}) {
+    const fs::path cluster = file("c.json", std::string(R"({"gpu": "h100-sxm-80gb", "gpus": 8, "nvlink_gbps": )") + bad + "}");
+    expect_bad_input(run({"estimate", "--model", kModel, "--cluster", cluster.string(), "--plan", "gbs=8"}),
+                     {"cluster.nvlink_gbps"});
+  }
+}
+
+// D10: a newline inside an argument stays inside the one error line.
+TEST_F(CliBadInput, ControlCharacterInArgumentStaysOneLine) {
+  expect_bad_input(run({"estimate", "--model", "no\nsuch\r\x01model", "--cluster", kCluster, "--plan", "gbs=8"}),
+                   {"model"});
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", "gbs=8,tp=\n4"}), {"tp"});
+  expect_bad_input(run({"estimate", "--bogus\nflag"}), {"error"});
+}
+
+// D11: a key given twice is an error in every form: --plan, --fix, JSON (any nesting).
+TEST_F(CliBadInput, KeyGivenTwiceIsAnErrorEverywhere) {
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", "tp=8,tp=4,gbs=8"}),
+                   {"plan.tp"});
+  expect_bad_input(run({"plan", "--model", "llama3-8b", "--cluster", kCluster, "--gbs", "8", "--fix", "tp=8,tp=4"}),
+                   {"fix.tp"});
+  const fs::path plan = file("p.json", R"({"tp": 8, "gbs": 8, "tp": 4})");
+  const RunResult r = run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", plan.string()});
+  expect_bad_input(r, {"plan"});
+  EXPECT_NE(r.err.find("'tp' given twice"), std::string::npos) << describe(r);
+  const fs::path cluster = file("c.json", R"({"gpu": {"key": "x", "key": "y"}, "gpus": 8})");
+  const RunResult nested = run({"estimate", "--model", kModel, "--cluster", cluster.string(), "--plan", "gbs=8"});
+  expect_bad_input(nested, {"cluster"});
+  EXPECT_NE(nested.err.find("'gpu.key' given twice"), std::string::npos) << describe(nested);
+}
+
+// D11: a boolean is not a number.
+TEST_F(CliBadInput, BooleanIsNotANumber) {
+  const fs::path plan = file("p.json", R"({"tp": 1, "gbs": 8, "vpp": true})");
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", plan.string()}), {"vpp"});
+  const fs::path cluster = file("c.json", R"({"gpu": "h100-sxm-80gb", "gpus": true})");
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", cluster.string(), "--plan", "gbs=8"}),
+                   {"cluster.gpus"});
+}
+
+// D2: bytes that are not UTF-8 in a path or a CSV cell: --json still prints one JSON document
+// (U+FFFD in place of the bytes), validate exits 0, and errors stay valid UTF-8.
+TEST_F(CliBadInput, NonUtf8BytesNeverBreakJsonOutput) {
+  const fs::path csv = file("v.csv", std::string(kValidationHeader) + "bad\xff" + std::string(kValidationRow).substr(std::string("sc21-t1-1.7b").size()));
+  const RunResult r = run({"validate", csv.string(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(nlohmann::json::accept(r.out)) << r.out;
+  const RunResult missing = run({"estimate", "--model", "m\xff/config.json", "--cluster", kCluster, "--plan", "gbs=8", "--json"});
+  expect_bad_input(missing, {"model"});
+  EXPECT_NE(missing.err.find("\\xff"), std::string::npos) << describe(missing);
+}
+
+// Physical CLI numbers: NaN, inf and denormals are refused by name.
+TEST_F(CliBadInput, UnphysicalMemoryLimitIsRefused) {
+  for (const char* bad : {"nan", "inf", "1e-308", "-1"})
+    expect_bad_input(run({"plan", "--model", "llama3-8b", "--cluster", kCluster, "--gbs", "8", "--max-memory-gib", bad}),
+                     {"--max-memory-gib"});
+}

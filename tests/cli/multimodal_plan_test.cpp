@@ -80,6 +80,13 @@ TEST_F(MultimodalPlanCli, BadInputNamesTheField) {
   expect_error_naming(run({"plan", "--model", "llava-1.5-7b", "--seq", "100000", "--cluster", "h100-sxm-80gb:16"}), "--seq");
   expect_error_naming(run({"plan", "--model", "llava-1.5-7b", "--fix", "tp=2", "--cluster", "h100-sxm-80gb:16"}), "--fix");
   expect_error_naming(run({"plan", "--model", "llava-1.5-7b", "--gbs", "0", "--cluster", "h100-sxm-80gb:16"}), "gbs");
+  // Issue 13: past the split search's documented size, refused up front (exit 2, one line).
+  expect_error_naming(run({"plan", "--model", "mllm-72b-gen", "--data", "caption-like", "--cluster",
+                           "h100-sxm-80gb:100000", "--gbs", "1920"}),
+                      "cluster");
+  expect_error_naming(run({"plan", "--model", "mllm-72b-gen", "--data", "caption-like", "--cluster", "h800:1296",
+                           "--gbs", "100000000"}),
+                      "gbs");
   {
     std::ofstream bad(dir_ / "samples.jsonl");
     bad << "{\"text_tokens\": 10, \"images\": [336]}\n{\"text_tokens\": 10, \"images\": [-5]}\n";

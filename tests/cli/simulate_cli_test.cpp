@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -20,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_process.h"
+#include "io/chrome_trace.h"
 
 namespace {
 
@@ -144,6 +146,41 @@ TEST_F(SimulateCli, TraceFileIsWrittenAndParses) {
   EXPECT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_NE(r.out.find("t2.json"), std::string::npos) << r.out;
   EXPECT_TRUE(Json::parse(read_file(dir_ / "t2.json")).contains("traceEvents"));
+}
+
+// Issue 13: a trace holds at most kMaxTraceEvents events; a bigger timeline keeps its earliest
+// part (every event starting before events_before_s), says so in otherData and in one stderr line.
+TEST_F(SimulateCli, BigTracesAreCutToTheirEarliestEvents) {
+  const fs::path trace = dir_ / "big.json";
+  const RunResult r = run({"--schedule", "1f1b", "--stages", "2", "--microbatches", "35000", "--fwd", "1", "--bwd",
+                           "2", "--p2p", "0.1", "--trace", trace.string()});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("truncated"), std::string::npos) << r.err;
+  EXPECT_LT(fs::file_size(trace), 64u << 20);
+  const Json doc = Json::parse(read_file(trace));
+  const Json& cut = doc.at("otherData").at("truncated");
+  const std::size_t events = doc.at("traceEvents").size();
+  EXPECT_EQ(cut.at("events_written").get<std::size_t>(), events);
+  EXPECT_LE(events, tessera::kMaxTraceEvents);
+  EXPECT_GE(events, tessera::kMaxTraceEvents - 8);  // the prefix stops only at the cap
+  // Process name, two stage tracks and one p2p lane into each (two metadata events each), then
+  // 2 x 2 x 35,000 operations and 2 x 35,000 transfers.
+  EXPECT_EQ(cut.at("events_total").get<std::size_t>(), 1 + 2 * 2 + 2 * 2 + 4 * 35000u + 2 * 35000u);
+  const double before_us = cut.at("events_before_s").get<double>() * 1e6;
+  for (const auto& e : doc.at("traceEvents")) {
+    if (e.at("ph") == "X") {
+      EXPECT_LE(e.at("ts").get<double>(), before_us);
+    }
+  }
+  // Small traces stay whole, without the key.
+  run_json({"--schedule", "1f1b", "--stages", "2", "--microbatches", "3", "--fwd", "1", "--bwd", "2", "--trace",
+            (dir_ / "small.json").string()});
+  EXPECT_FALSE(Json::parse(read_file(dir_ / "small.json")).at("otherData").contains("truncated"));
+  // --ops lists at most a million operations.
+  expect_bad_input(run({"--schedule", "1f1b", "--stages", "100", "--microbatches", "5001", "--fwd", "1", "--bwd", "2",
+                        "--json", "--ops"}),
+                   "ops");
 }
 
 TEST_F(SimulateCli, CostsFileShapes) {

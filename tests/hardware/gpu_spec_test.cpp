@@ -13,6 +13,7 @@
 #include "common/thrown_field.h"
 
 #include "core/error.h"
+#include "hardware/physical_ranges.h"
 
 namespace tessera {
 namespace {
@@ -94,6 +95,36 @@ TEST(GpuSpec, EachBadFieldNamed) {
     c.mutate(g);
     EXPECT_EQ(thrown_field([&] { g.validate(); }), "gpu.test-gpu." + c.field) << c.field;
   }
+}
+
+// Issue 13, D8: figures get physical bounds (hardware/physical_ranges.h), not just "> 0": a
+// denormal bandwidth or efficiency would reach the cost model as an infinite time.
+TEST(GpuSpec, FiguresOutsideThePhysicalRangeAreRefused) {
+  struct Case {
+    std::string field;
+    std::function<void(GpuSpec&, double)> set;
+  };
+  const std::vector<Case> cases = {
+      {"bf16_tflops", [](GpuSpec& g, double v) { g.bf16_tflops = v; }},
+      {"hbm_tbps", [](GpuSpec& g, double v) { g.hbm_tbps = v; }},
+      {"nvlink_gbps", [](GpuSpec& g, double v) { g.nvlink_gbps = v; }},
+      {"network_gbps_per_gpu", [](GpuSpec& g, double v) { g.network_gbps_per_gpu = v; }},
+      {"gemm_efficiency", [](GpuSpec& g, double v) { g.gemm_efficiency = v; }},
+      {"nvlink_efficiency", [](GpuSpec& g, double v) { g.nvlink_efficiency = v; }},
+      {"gemm_half_dim", [](GpuSpec& g, double v) { g.gemm_half_dim = v; }},
+  };
+  for (const auto& c : cases)
+    for (const double bad : {1e-308, 1e-300, 1e-12, 1e300}) {
+      GpuSpec g = sample();
+      c.set(g, bad);
+      EXPECT_EQ(thrown_field([&] { g.validate(); }), "gpu.test-gpu." + c.field) << c.field << " = " << bad;
+    }
+  // The bounds themselves are accepted: nothing physical is refused.
+  GpuSpec slow = sample();
+  slow.nvlink_gbps = physical::kMinBandwidthGbps;
+  slow.gemm_efficiency = physical::kMinEfficiency;
+  slow.bf16_tflops = physical::kMinTflops;
+  EXPECT_NO_THROW(slow.validate());
 }
 
 // Names and provenance: an alias may not be empty; family and source are free text (a custom

@@ -90,5 +90,12 @@ TEST(CsvTable, HeaderOnlyHasNoRows) {
   EXPECT_TRUE(t.rows.empty());
 }
 
+// Issue 13, D11: column() would find only the first of two equal names, silently shadowing the
+// second; a name given twice in the header is an error naming the input.
+TEST(CsvTable, ColumnNameGivenTwiceIsAnError) {
+  EXPECT_EQ(thrown_field([] { (void)parse_csv("id,tp,tp\n1,8,4\n", "runs.csv"); }), "runs.csv");
+  EXPECT_NO_THROW((void)parse_csv("id,tp,pp\n1,8,4\n", "runs.csv"));
+}
+
 }  // namespace
 }  // namespace tessera

@@ -176,6 +176,20 @@ TEST(ClusterJson, Errors) {
   EXPECT_EQ(thrown_field([] { cluster_from_json({{"gpu", "tpu"}, {"gpus", 16}}); }), "gpu");
 }
 
+// Issue 13, D8: bandwidths in a cluster file are checked against physical bounds where they are
+// read, so the error names the field the user wrote, not an internal duration downstream.
+TEST(ClusterJson, UnphysicalBandwidthNamesTheClusterField) {
+  for (const double bad : {1e-308, 1e-300, -1.0, 1e300}) {
+    EXPECT_EQ(thrown_field([&] { cluster_from_json({{"gpu", "h100-sxm-80gb"}, {"gpus", 8}, {"nvlink_gbps", bad}}); }),
+              "cluster.nvlink_gbps") << bad;
+    EXPECT_EQ(thrown_field([&] {
+                cluster_from_json({{"gpu", "h100-sxm-80gb"}, {"gpus", 16}, {"network_gbps_per_gpu", bad}});
+              }),
+              "cluster.network_gbps_per_gpu") << bad;
+  }
+  EXPECT_NO_THROW(cluster_from_json({{"gpu", "h100-sxm-80gb"}, {"gpus", 8}, {"nvlink_gbps", 0.5}}));
+}
+
 // --- forgiving names --------------------------------------------------------------------------
 
 TEST(GpuNames, CaseSeparatorsAndAliasesFindTheSameGpu) {

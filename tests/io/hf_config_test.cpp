@@ -418,6 +418,22 @@ TEST(HfConfig, GptNeoAlternatesLocalLayers) {
   EXPECT_EQ(model_from_hf_config(c, "x").attention, AttentionKind::gqa_swa);
 }
 
+// Issue 13: attention_types expands [pattern, repeats]; a hostile repeats count is refused
+// before it allocates, by name, and a repeats count stored as unsigned 2^63 is not wrapped.
+TEST(HfConfigErrors, AttentionTypesExpansionIsBounded) {
+  json c = fixture("gpt-neo-125m");
+  c.erase("attention_layers");
+  for (const char* repeats : {"1000000000", "9223372036854775808", "true"}) {
+    c["attention_types"] = json::parse(std::string(R"([[["global", "local"], )") + repeats + "]]");
+    try {
+      (void)model_from_hf_config(c, "x");
+      ADD_FAILURE() << "expected an error for repeats " << repeats;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.field()).find("attention_types"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(HfConfig, LegacyArchitectures) {
   const ModelSpec bloom = load("bloom-560m");
   EXPECT_EQ(bloom.position, PositionEmbedding::alibi);

@@ -15,6 +15,8 @@
 namespace tessera {
 namespace {
 
+using testing::thrown_field;
+
 bool has_flag(const std::vector<std::string>& args, const std::string& flag) {
   return std::find(args.begin(), args.end(), flag) != args.end();
 }
@@ -75,6 +77,22 @@ TEST(MegatronArgs, CarriesDegreesBatchRecomputeAndShape) {
   std::size_t layers = 0;
   for (const auto& stage : stages) layers += std::count(stage.begin(), stage.end(), 't');
   EXPECT_EQ(layers, 126u);
+}
+
+// Issue 13, D11: argparse would keep the last of two values; Tessera refuses the flag by name.
+TEST(MegatronArgs, FlagGivenTwiceIsAnErrorNamingIt) {
+  const ModelSpec model = builtin_model("llama3-8b");
+  const Cluster cluster = load_cluster("h100-sxm-80gb:8");
+  EXPECT_EQ(thrown_field([&] {
+              (void)plan_from_megatron_args({"--tensor-model-parallel-size", "2", "--global-batch-size", "8",
+                                             "--tensor-model-parallel-size", "4"}, model, cluster);
+            }),
+            "--tensor-model-parallel-size");
+  EXPECT_EQ(thrown_field([&] {
+              (void)plan_from_megatron_args({"--global-batch-size", "8", "--sequence-parallel", "--sequence-parallel"},
+                                            model, cluster);
+            }),
+            "--sequence-parallel");
 }
 
 TEST(MegatronArgs, UnknownFlagIsAnErrorNamingIt) {

@@ -4,12 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include "common/thrown_field.h"
+
 #include "core/units.h"
 #include "io/gpu_catalog.h"
 #include "io/model_source.h"
 
 namespace tessera {
 namespace {
+
+using testing::thrown_field;
 
 PlanSearch search(const ModelSpec& m, const Cluster& c, const Workload& w, const PlanConstraints& fix = {}) {
   PlannerOptions o;
@@ -47,6 +51,13 @@ TEST(PlanReport, TableShowsTheHeadroomAndConfidence) {
   fix.max_memory_gib = 150.0;
   const std::string pinned = plan_search_to_table(search(m, c, w, fix), m, c, w, 150.0);
   EXPECT_NE(pinned.find("150.0 GiB (--max-memory-gib)"), std::string::npos) << pinned;
+}
+
+// Issue 13, D11: --fix follows the one rule for every input, a key given twice is an error.
+TEST(PlanReport, FixKeyGivenTwiceIsAnError) {
+  EXPECT_EQ(thrown_field([] { (void)parse_constraints("tp=8,tp=4"); }), "fix.tp");
+  EXPECT_EQ(thrown_field([] { (void)parse_constraints("sp=1,pp=2,sp=1"); }), "fix.sp");
+  EXPECT_EQ(*parse_constraints("tp=8,pp=4").tp, 8);
 }
 
 TEST(PlanReport, FixOverlapTpPinsTheSearch) {

@@ -234,5 +234,22 @@ TEST(PlanText, JsonErrorsNameTheKey) {
   EXPECT_EQ(thrown_field([] { plan_from_json(nlohmann::json::array(), gpt3(), a100_1024()); }), "plan");
 }
 
+// Issue 13, D11 and D9: a boolean is not an integer, an integer beyond int64 is refused (not
+// wrapped), and a key given twice is an error in the shorthand and in JSON alike.
+TEST(PlanText, BooleanAndHugeIntegersAreRefusedByName) {
+  const auto json_field = [](const std::string& text) {
+    return thrown_field([&] { (void)plan_from_json(nlohmann::json::parse(text), gpt3(), a100_1024()); });
+  };
+  EXPECT_EQ(json_field(R"({"gbs": 8, "vpp": true})"), "vpp");
+  EXPECT_EQ(json_field(R"({"gbs": false})"), "gbs");
+  EXPECT_EQ(json_field(R"({"gbs": 8, "tp": 9223372036854775808})"), "tp");
+  // Switches still take booleans.
+  const PlanRequest r = plan_from_json(nlohmann::json::parse(R"({"gbs": 1536, "tp": 8, "pp": 8, "sp": false})"),
+                                       gpt3(), a100_1024());
+  EXPECT_FALSE(r.plan.sequence_parallel);
+  EXPECT_EQ(thrown_field([] { (void)load_plan("tp=99999999999999999999,gbs=8", gpt3(), a100_1024()); }), "tp");
+  EXPECT_EQ(thrown_field([] { (void)load_plan("tp=8,pp=8,gbs=1536,tp=4", gpt3(), a100_1024()); }), "plan.tp");
+}
+
 }  // namespace
 }  // namespace tessera

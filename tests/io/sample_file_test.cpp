@@ -32,6 +32,16 @@ TEST(SampleFile, ReadsEveryForm) {
   EXPECT_EQ(s[3].text_tokens, (std::vector<std::int64_t>{7}));
 }
 
+// Issue 13: the JSON rules of every reader reach sample lines too (json_fields::parse): a number
+// beyond double range, a key given twice, a boolean or 2^63 as a token count are errors naming
+// the line.
+TEST(SampleFile, JsonRulesNameTheLine) {
+  EXPECT_EQ(field_of("{\"text_tokens\": 1}\n{\"text_tokens\": 1e400}"), "samples:2");
+  EXPECT_EQ(field_of("{\"text_tokens\": 1, \"text_tokens\": 2}"), "samples:1");
+  EXPECT_EQ(field_of("{\"text_tokens\": true}"), "samples:1.text_tokens");
+  EXPECT_EQ(field_of("{\"text_tokens\": [9223372036854775808]}"), "samples:1.text_tokens[0]");
+}
+
 TEST(SampleFile, ErrorsNameTheLineAndTheField) {
   EXPECT_EQ(field_of("{\"text_tokens\": 1}\n{\"text_tokens\": -1}"), "samples:2.text_tokens");
   EXPECT_EQ(field_of("{\"text_tokens\": [1, \"a\"]}"), "samples:1.text_tokens[1]");

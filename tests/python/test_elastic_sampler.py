@@ -80,6 +80,6 @@ def test_errors_name_the_argument():
     with pytest.raises(ValueError, match="rank"):
         ElasticBatchSampler(100, 8, num_replicas=4, rank=4)
     with pytest.raises(ValueError, match="dataset_size"):
-        ElasticBatchSampler(0, 8, num_replicas=4, rank=0)
+        ElasticBatchSampler(-1, 8, num_replicas=4, rank=0)
     with pytest.raises(TypeError):
         len(ElasticBatchSampler(100, 8, num_replicas=4, rank=0))

@@ -486,3 +486,75 @@ TEST(PipelineSimulator, BadCostsThrowErrorsNamingTheField) {
 
 }  // namespace
 }  // namespace tessera
+
+// ---- bounded work (issue 13) ------------------------------------------------------------------
+
+namespace tessera {
+namespace {
+
+// The 1F1B / ZB-H1 step loop as it was (every step x in [0, m + p - 1), O(m + p) per stage): the
+// programs that skip empty steps must be exactly these.
+std::vector<StageOp> every_step_program(Schedule schedule, int p, int m, int s) {
+  std::vector<StageOp> out;
+  for (int x = 0; x < m + p - 1; ++x) {
+    if (x < m) out.push_back({OpKind::forward, 0, x});
+    const int b = x - (p - 1 - s);
+    if (b >= 0 && b < m) out.push_back({OpKind::backward, 0, b});
+    const int w = x - (p - 1);
+    if (schedule == Schedule::zb_h1 && w >= 0 && w < m) out.push_back({OpKind::weight, 0, w});
+  }
+  return out;
+}
+
+TEST(PipelineSimulatorScale, SkippingEmptyStepsKeepsEveryProgram) {
+  std::vector<StageOp> got;
+  for (Schedule schedule : {Schedule::one_f_one_b, Schedule::zb_h1})
+    for (int p : {1, 2, 3, 7, 16})
+      for (int m : {1, 2, 5, 16, 40})
+        for (int s = 0; s < p; ++s) {
+          stage_program(schedule, p, m, 1, s, got);
+          const std::vector<StageOp> want = every_step_program(schedule, p, m, s);
+          ASSERT_EQ(got.size(), want.size()) << to_string(schedule) << " p " << p << " m " << m << " s " << s;
+          for (std::size_t i = 0; i < got.size(); ++i) {
+            EXPECT_EQ(got[i].kind, want[i].kind);
+            EXPECT_EQ(got[i].microbatch, want[i].microbatch);
+          }
+        }
+}
+
+// Deep pipelines with one micro-batch once cost O(p^2) (every stage walked every step, and every
+// stage visited per wave); now O(ops), so 20,000 stages run at once and still match the closed
+// forms: GPipe / 1F1B (m + p - 1)(f + b); ZB-H1 with m = 1 chains p forwards, p input-gradient
+// backwards, then the first stage's W: p (F + B) + W.
+TEST(PipelineSimulatorScale, ManyStagesMatchTheClosedForms) {
+  constexpr int p = 20'000;
+  constexpr double f = 1.0, b = 2.0, w = 0.5;
+  PipelineSimulator sim;
+  for (Schedule schedule : {Schedule::gpipe, Schedule::one_f_one_b, Schedule::zb_h1}) {
+    const bool split = schedule == Schedule::zb_h1;
+    const PipelineCosts c = PipelineCosts::uniform(schedule, p, 1, 1, f, b, w);
+    const Timeline t = sim.run(c);
+    EXPECT_EQ(t.ops.size(), static_cast<std::size_t>(p) * (split ? 3 : 2));
+    const double want = split ? p * (f + b) + w : p * (f + b + w);
+    expect_rel(t.makespan_s, want, to_string(schedule));
+    expect_rel(sim.makespan(c), want, to_string(schedule));
+  }
+  // Interleaved: m (f + b) + (p - 1)(f + b) / v, m a multiple of p.
+  constexpr int ip = 200, im = 200, v = 2;
+  const Timeline t = sim.run(PipelineCosts::uniform(Schedule::interleaved, ip, im, v, f, b));
+  expect_rel(t.makespan_s, im * (f + b) + (ip - 1) * (f + b) / v, "interleaved");
+}
+
+TEST(PipelineSimulatorScale, OperationCountIsLimitedUpFront) {
+  EXPECT_EQ(simulated_ops(Schedule::zb_h1, 4, 8, 1), 96);
+  EXPECT_EQ(simulated_ops(Schedule::interleaved, 4, 8, 2), 128);
+  EXPECT_NO_THROW(validate_schedule_shape(Schedule::one_f_one_b, 100, kMaxSimulatedOps / 200, 1));
+  expect_error_naming([] { validate_schedule_shape(Schedule::one_f_one_b, 100, kMaxSimulatedOps / 200 + 1, 1); },
+                      "microbatches");
+  expect_error_naming([] { validate_schedule_shape(Schedule::zb_h1, 100, kMaxSimulatedOps / 200, 1); }, "microbatches");
+  expect_error_naming([] { validate_schedule_shape(Schedule::interleaved, 100'000, 10'000'000, 10'000); },
+                      "microbatches");
+}
+
+}  // namespace
+}  // namespace tessera

@@ -4,6 +4,7 @@
 
 #include <fmt/core.h>
 
+#include "core/error.h"
 #include "core/units.h"
 #include "cost/cost_model.h"
 #include "io/data_mix_json.h"
@@ -143,6 +144,25 @@ TEST(MultimodalPlanner, TimelineHasAStagePerGroupAndBackboneStage) {
   const Timeline t = disaggregated_timeline(small_model(), cluster, mix, 64, s.plans[0], 1);
   EXPECT_EQ(static_cast<std::int64_t>(t.stages.size()), s.plans[0].backbone_plan.pp + 2);
   EXPECT_LE(t.makespan_s, s.plans[0].iteration_time_s);
+}
+
+// Issue 13: the split search's work grows with the cluster; past its documented size it is
+// refused up front, naming the cluster, before any work (so this returns at once).
+TEST(MultimodalPlanner, ClustersPastTheSearchLimitAreRefusedUpFront) {
+  try {
+    (void)search_multimodal_plans(load_multimodal_model("mllm-72b-gen"), load_cluster("h100-sxm-80gb:100000"),
+                                  load_data_mix("caption-like"), 1920);
+    ADD_FAILURE() << "no error for 100,000 GPUs";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "cluster") << e.what();
+  }
+  try {
+    (void)search_multimodal_plans(load_multimodal_model("mllm-72b-gen"), load_cluster("h800:1296"),
+                                  load_data_mix("caption-like"), 100'000'000);
+    ADD_FAILURE() << "no error for 10^8 sequences";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "gbs") << e.what();
+  }
 }
 
 }  // namespace

@@ -1,0 +1,11 @@
+// Hugging Face config.json (--model DIR/config.json): io/hf_config.h.
+#include "fuzz_input.h"
+#include "io/hf_config.h"
+#include "io/json_fields.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  return tessera::fuzz::refused_only_with_error([&] {
+    const auto j = tessera::json_fields::parse(tessera::fuzz::as_text(data, size), "model");
+    tessera::model_from_hf_config(j, "fuzz");
+  });
+}
