@@ -71,10 +71,19 @@ std::vector<std::string> nearest_names(std::string_view query, const std::vector
     std::size_t distance;
     std::size_t index;
   };
+  // The length difference is a lower bound of the distance and is the distance when one name is a
+  // prefix of the other; past the suggestion threshold the exact distance cannot matter, so a long
+  // query (a path, garbage) costs O(names), not O(names x its length x theirs).
+  const std::size_t threshold = max_suggestion_distance(wanted.size());
   std::vector<Scored> scored;
   for (std::size_t i = 0; i < names.size(); ++i) {
     const std::string candidate = normalized_name(names[i]);
-    scored.push_back({either_starts_with_other(wanted, candidate), edit_distance(wanted, candidate), i});
+    const bool prefix = either_starts_with_other(wanted, candidate);
+    const std::size_t length_difference =
+        wanted.size() > candidate.size() ? wanted.size() - candidate.size() : candidate.size() - wanted.size();
+    const std::size_t distance =
+        prefix || length_difference > threshold ? length_difference : edit_distance(wanted, candidate);
+    scored.push_back({prefix, distance, i});
   }
   // Prefix matches first, then the fewest edits; the catalog order breaks ties.
   std::stable_sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& b) {

@@ -20,7 +20,7 @@ namespace tessera {
 namespace {
 
 // Samples per epoch; two epochs put 10^6 samples through each method in Release.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(TESSERA_SANITIZED)
 constexpr std::int64_t kPropertySamples = 50'000;
 #else
 constexpr std::int64_t kPropertySamples = 500'000;

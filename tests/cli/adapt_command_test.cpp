@@ -74,14 +74,6 @@ TEST_F(AdaptCli, TheIssuesThreeConfigurationsRun) {
   }
 }
 
-TEST_F(AdaptCli, TableNamesEveryPolicyAndItsSchedule) {
-  const RunResult r = run({"--model", "llama3-8b", "--cluster", "h100-sxm-80gb:32", "--scenario", "zero3-slower"});
-  ASSERT_EQ(r.exit_code, 0) << describe(r);
-  for (const char* word : {"fixed", "batch-only", "plan-only", "coadaptive", "offline optimum", "zero3-slower",
-                           "--step-batch-size-schedule"})
-    EXPECT_NE(r.out.find(word), std::string::npos) << word << "\n" << r.out;
-}
-
 // A scenario file: a constant noise scale far above every batch, so big batches cost nothing
 // statistically and every policy ends at the fastest configuration the grid allows.
 TEST_F(AdaptCli, ReadsAScenarioFile) {

@@ -393,90 +393,8 @@ TEST_F(CliBadInput, EmptyValidationCsv) {
   expect_bad_input(run({"validate", path.string()}), {"empty.csv"});
 }
 
-// ---- a plan that does not fit is an answer, not an error ----------------------------------------
-
-TEST_F(CliBadInput, PlanThatDoesNotFitIsAnEstimate) {
-  const RunResult r = run({"estimate", "--model", "llama3.1-405b", "--cluster", kCluster, "--plan",
-                           "tp=8,gbs=8,seq=8192", "--json"});
-  expect_no_crash(r);
-  ASSERT_EQ(r.exit_code, 0) << describe(r);
-  EXPECT_TRUE(r.err.empty()) << describe(r);
-  const auto j = nlohmann::json::parse(r.out);
-  ASSERT_TRUE(j.contains("fits")) << r.out;
-  EXPECT_EQ(j.at("fits"), false) << r.out;
-  EXPECT_GT(j.at("peak_memory_gib").get<double>(), 80.0);
-}
-
-TEST_F(CliBadInput, PlanThatDoesNotFitPrintsATable) {
-  const RunResult r =
-      run({"estimate", "--model", "llama3.1-405b", "--cluster", kCluster, "--plan", "tp=8,gbs=8,seq=8192"});
-  expect_no_crash(r);
-  EXPECT_EQ(r.exit_code, 0) << describe(r);
-  EXPECT_FALSE(r.out.empty()) << describe(r);
-  EXPECT_TRUE(r.err.empty()) << describe(r);
-}
-
-// ---- --json prints exactly one document -------------------------------------------------------
-
-// Parses all of stdout as one JSON document (nlohmann rejects anything after it but whitespace).
-nlohmann::json one_json_document(const RunResult& r) {
-  expect_no_crash(r);
-  EXPECT_EQ(r.exit_code, 0) << describe(r);
-  EXPECT_TRUE(r.err.empty()) << describe(r);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(r.out);
-  } catch (const nlohmann::json::exception& e) {
-    ADD_FAILURE() << "stdout is not exactly one JSON document: " << e.what() << "\n" << describe(r);
-    return nlohmann::json::object();
-  }
-  EXPECT_TRUE(j.is_object()) << r.out.substr(0, 2000);
-  EXPECT_TRUE(j.contains("schema_version")) << r.out.substr(0, 2000);
-  return j;
-}
-
-TEST_F(CliBadInput, ModelsJsonIsOneDocument) {
-  const auto j = one_json_document(run({"models", "--json"}));
-  ASSERT_TRUE(j.contains("models"));
-  EXPECT_FALSE(j.at("models").empty());
-}
-
-TEST_F(CliBadInput, GpusJsonIsOneDocument) {
-  const auto j = one_json_document(run({"gpus", "--json"}));
-  ASSERT_TRUE(j.contains("gpus"));
-  EXPECT_FALSE(j.at("gpus").empty());
-}
-
-TEST_F(CliBadInput, ValidateJsonIsOneDocument) {
-  const auto path = file("runs.csv", std::string(kValidationHeader) + kValidationRow);
-  const auto j = one_json_document(run({"validate", path.string(), "--json"}));
-  EXPECT_TRUE(j.contains("rows"));
-  EXPECT_TRUE(j.contains("summary"));
-}
-
-void expect_estimate_keys(const nlohmann::json& j) {
-  for (const char* key : {"iteration_time_s", "tokens_per_s", "mfu", "hfu", "model_tflops_per_gpu",
-                          "peak_memory_gib", "fits", "breakdown", "memory"})
-    EXPECT_TRUE(j.contains(key)) << "estimate --json lacks \"" << key << "\"";
-  EXPECT_TRUE(j.value("breakdown", nlohmann::json()).is_object());
-  EXPECT_TRUE(j.value("memory", nlohmann::json()).is_object());
-}
-
-TEST_F(CliBadInput, EstimateJsonIsOneDocumentWithTheDocumentedKeys) {
-  expect_estimate_keys(one_json_document(
-      run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", "tp=2,gbs=8", "--json"})));
-}
-
-TEST_F(CliBadInput, DefaultEstimateJsonIsOneDocument) {
-  expect_estimate_keys(one_json_document(run({"estimate", "--json"})));
-}
-
-TEST_F(CliBadInput, DefaultEstimateRuns) {
-  const RunResult r = run({"estimate"});
-  expect_no_crash(r);
-  EXPECT_EQ(r.exit_code, 0) << describe(r);
-  EXPECT_FALSE(r.out.empty());
-}
+// (A plan that does not fit, the default estimate and the --json documents are compared by value
+// in cli_values_test.cpp and tests/python/test_cli_values.py.)
 
 // ---- the command line itself ------------------------------------------------------------------
 
@@ -505,31 +423,6 @@ TEST_F(CliBadInput, PlanEmitJsonReadsBackIntoEstimate) {
   ASSERT_EQ(est.exit_code, 0) << describe(est);
   const auto estimate = nlohmann::json::parse(est.out);
   EXPECT_DOUBLE_EQ(estimate.at("iteration_time_s").get<double>(), emitted.at("iteration_time_s").get<double>());
-}
-
-TEST_F(CliBadInput, PlanJsonHasTheDocumentedFields) {
-  const RunResult r = run({"plan", "--model", "llama3-8b", "--cluster", "h100-sxm-80gb:16", "--gbs", "64",
-                           "--seq", "4096", "--quiet", "--json", "--top", "3"});
-  ASSERT_EQ(r.exit_code, 0) << describe(r);
-  const auto j = nlohmann::json::parse(r.out);
-  for (const char* key : {"schema_version", "evaluated", "feasible", "search_time_s", "plans"})
-    EXPECT_TRUE(j.contains(key)) << key;
-  ASSERT_EQ(j.at("plans").size(), 3u);
-  for (const auto& p : j.at("plans"))
-    for (const char* key : {"plan", "iteration_time_s", "mfu", "tokens_per_s", "peak_memory_gib", "fits", "megatron_args"})
-      EXPECT_TRUE(p.contains(key)) << key;
-  // Best first; times within kTimeTieFraction are ties ordered by memory (search/planner.h).
-  EXPECT_LE(j.at("plans")[0].at("iteration_time_s").get<double>(),
-            j.at("plans")[1].at("iteration_time_s").get<double>() * (1 + tessera::kTimeTieFraction));
-}
-
-// Nothing fits: an answer (exit 0) naming the smallest per-GPU memory any plan needs.
-TEST_F(CliBadInput, PlanNothingFitsSaysWhatMemoryItNeeds) {
-  const RunResult r = run({"plan", "--model", "llama3.1-405b", "--cluster", "h100-sxm-80gb:8", "--gbs", "8",
-                           "--seq", "8192", "--quiet"});
-  ASSERT_EQ(r.exit_code, 0) << describe(r);
-  EXPECT_NE(r.out.find("no plan fits"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("GiB per GPU"), std::string::npos) << r.out;
 }
 
 TEST_F(CliBadInput, PlanUnknownEmitFormat) {

@@ -110,15 +110,6 @@ TEST_F(SimulateCli, OpsListedOnlyWithOps) {
   }
 }
 
-TEST_F(SimulateCli, HumanTable) {
-  const RunResult r = run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd", "1", "--bwd", "2"});
-  EXPECT_EQ(r.exit_code, 0) << describe(r);
-  EXPECT_TRUE(r.err.empty()) << describe(r);
-  EXPECT_NE(r.out.find("makespan"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("33"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("peak in-flight"), std::string::npos) << r.out;
-}
-
 TEST_F(SimulateCli, TraceFileIsWrittenAndParses) {
   const fs::path trace = dir_ / "out.json";
   const Json j = run_json({"--schedule", "interleaved", "--stages", "2", "--microbatches", "4", "--vpp", "2", "--fwd",

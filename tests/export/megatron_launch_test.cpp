@@ -46,7 +46,7 @@ void record(const ModelSpec& m, const Plan& p, const std::vector<std::string>& a
 // unless pinned), each exported and checked against the rule table. The planner takes up to
 // ~1.5 s a case in Release; under the sanitizers (~10x slower) every eighth case runs.
 TEST(MegatronExport, TopPlansOfEveryCasePassTheRuleTable) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(TESSERA_SANITIZED)
   constexpr std::size_t kStride = 8;
 #else
   constexpr std::size_t kStride = 1;

@@ -142,7 +142,7 @@ TEST(Planner, PublishedBestPlansAreMatchedAndRankHigh) {
   };
   fmt::print("{:<30} {:>12} {:>12} {:>7} {:>9} {:>7}\n", "row", "published_s", "best_s", "rank", "feasible", "top%");
   int rows = 0, in_top_decile = 0;
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(TESSERA_SANITIZED)
   // Sanitizer build: every fourth row (ranking simulates every feasible plan, ~15x slower there);
   // the counts below are the Release build's.
   constexpr int kRowStride = 4;
