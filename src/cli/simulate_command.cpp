@@ -24,7 +24,7 @@
 //    "dp_sync": [0.5, 0.5, 0.5, 0.5],    optional: a number or [P], each stage's gradient sync
 //    "dp_sync_overlap": true}            sync may start with the stage's last backward (default)
 // fwd / bwd / wgrad values are a stage's time for one micro-batch over all its chunks, each chunk
-// taking 1/vpp of it. Durations must be finite, >= 0 and <= 1e12.
+// taking 1/vpp of it. Durations are 0 or finite from 1e-12 to 1e12.
 //
 // Output: a short table; --json one document {"schema_version", "schedule", "num_stages",
 // "microbatches", "vpp", "makespan", "pipeline_makespan", "bubble_fraction", "critical_path_ops",
@@ -57,6 +57,9 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr double kMaxDuration = 1e12;
+// Times are unitless (seconds by convention); a non-zero duration below a picosecond is no
+// operation any pipeline runs, and a denormal is a typo: refused rather than simulated as zero.
+constexpr double kMinNonZeroDuration = 1e-12;
 // --json --ops lists every operation in one JSON document built in memory (~0.5 KB an
 // operation): beyond this many operations it is refused (the trace, capped, or the summary
 // remain).
@@ -92,10 +95,11 @@ std::int64_t to_int(const Setting& s) {
 }
 
 double to_duration(const Json& v, const std::string& field) {
-  if (!v.is_number()) throw Error(field, "expected a number, got " + brief(v), "a number from 0 to 1e12");
+  constexpr const char* kAllowed = "0 or a number from 1e-12 to 1e12";
+  if (!v.is_number() || v.is_boolean()) throw Error(field, "expected a number, got " + brief(v), kAllowed);
   const double d = v.get<double>();
-  if (!std::isfinite(d) || d < 0.0 || d > kMaxDuration)
-    throw Error(field, "got " + brief(v), "a finite number from 0 to 1e12");
+  if (!std::isfinite(d) || d < 0.0 || d > kMaxDuration || (d > 0.0 && d < kMinNonZeroDuration))
+    throw Error(field, "got " + brief(v), kAllowed);
   return d;
 }
 
@@ -327,7 +331,7 @@ void register_simulate(CLI::App& app, CommandRegistry& commands) {
       else if (key == "wgrad") value = o->wgrad;
       else value = o->p2p;
       if (value.is_number_float() && !std::isfinite(value.get<double>()))
-        throw Error(key, fmt::format("got {}", value.get<double>()), "a finite number from 0 to 1e12");
+        throw Error(key, fmt::format("got {}", value.get<double>()), "0 or a number from 1e-12 to 1e12");
       settings[key] = {std::move(value), key};
     }
     const PipelineCosts costs = build_costs(settings);

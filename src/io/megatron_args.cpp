@@ -101,6 +101,9 @@ PlanRequest plan_from_megatron_args(const std::vector<std::string>& args, const 
   if (model.is_moe() && values.count("--expert-tensor-parallel-size"))
     s += ",etp=" + values.at("--expert-tensor-parallel-size");
   const std::int64_t pp = get("--pipeline-model-parallel-size", 1);
+  if (pp < 1 || pp > model.layers)  // before any division by it (found by fuzz_megatron_args)
+    throw Error("--pipeline-model-parallel-size", "got " + std::to_string(pp),
+                "1 to the model's " + std::to_string(model.layers) + " layers");
   // An explicit layout (uneven virtual stages): its stage count is pp x vpp; the first and last
   // virtual stages' transformer layers are the plan's first / last stage layers.
   std::int64_t layout_first = 0, layout_last = 0;
@@ -117,7 +120,7 @@ PlanRequest plan_from_megatron_args(const std::vector<std::string>& args, const 
     s += fmt::format(",vpp={}", get("--num-virtual-stages-per-pipeline-rank", 1));
   else if (values.count("--num-layers-per-virtual-pipeline-stage")) {
     const std::int64_t per_chunk = get("--num-layers-per-virtual-pipeline-stage", 1);
-    if (per_chunk < 1 || model.layers % (pp * per_chunk) != 0)
+    if (per_chunk < 1 || per_chunk > model.layers || model.layers % (pp * per_chunk) != 0)
       throw Error("--num-layers-per-virtual-pipeline-stage", "does not divide the layers over the stages",
                   "a divisor of layers / pipeline size");
     s += fmt::format(",vpp={}", model.layers / (pp * per_chunk));

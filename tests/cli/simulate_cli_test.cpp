@@ -247,6 +247,10 @@ TEST_F(SimulateCli, BadCommandLines) {
   expect_bad_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd", "1e300", "--bwd", "2"}),
                    "fwd");
   expect_bad_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd", "1"}), "bwd");
+  // A denormal or sub-picosecond duration is a typo, not a time (issue 13, D8).
+  expect_bad_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd", "1e-308", "--bwd", "2"}),
+                   "fwd");
+  expect_bad_input(run(with({"--schedule", "1f1b", "--p2p", "1e-13"})), "p2p");
   expect_bad_input(run(with({"--schedule", "1f1b", "--p2p", "-0.5"})), "p2p");
   expect_bad_input(run(with({"--schedule", "1f1b", "--wgrad", "inf"})), "wgrad");
   expect_bad_input(run({"--schedule", "interleaved", "--stages", "4", "--microbatches", "6", "--vpp", "2", "--fwd", "1",
@@ -266,6 +270,8 @@ TEST_F(SimulateCli, BadCostsFiles) {
   expect_bad_input(run({"--costs", (dir_ / "missing.json").string()}), "costs");
   expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 2,)"), "costs");  // malformed
   expect_bad_input(costs_run("[1, 2]"), "costs");                             // not an object
+  expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 2, "fwd": [1, 1e-320], "bwd": 1})"),
+                   "fwd");  // a denormal stage time
   expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 2, "fwd": 1, "bwd": 1, "fwdd": 1})"),
                    "costs");  // unknown key
   expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 3, "microbatches": 2, "fwd": [1, 2], "bwd": 1})"),

@@ -95,6 +95,24 @@ TEST(MegatronArgs, FlagGivenTwiceIsAnErrorNamingIt) {
             "--sequence-parallel");
 }
 
+// Found by fuzz_megatron_args: a zero pipeline size with a per-chunk layer count divided by zero.
+TEST(MegatronArgs, PipelineSizeIsCheckedBeforeItDivides) {
+  const ModelSpec model = builtin_model("llama3-8b");
+  const Cluster cluster = load_cluster("h100-sxm-80gb:8");
+  for (const char* pp : {"0", "-2", "33"})
+    EXPECT_EQ(thrown_field([&] {
+                (void)plan_from_megatron_args({"--pipeline-model-parallel-size", pp, "--num-layers-per-virtual-pipeline-stage",
+                                               "1", "--global-batch-size", "8"}, model, cluster);
+              }),
+              "--pipeline-model-parallel-size")
+        << pp;
+  EXPECT_EQ(thrown_field([&] {
+              (void)plan_from_megatron_args({"--pipeline-model-parallel-size", "2", "--num-layers-per-virtual-pipeline-stage",
+                                             "9223372036854775807", "--global-batch-size", "8"}, model, cluster);
+            }),
+            "--num-layers-per-virtual-pipeline-stage");
+}
+
 TEST(MegatronArgs, UnknownFlagIsAnErrorNamingIt) {
   const ModelSpec model = builtin_model("llama3-8b");
   const Cluster cluster = load_cluster("h100-sxm-80gb:8");
