@@ -74,7 +74,7 @@ struct Setting {
 using Settings = std::map<std::string, Setting>;
 
 std::string brief(const Json& j) {
-  std::string text = j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  std::string text = json_fields::to_text(j);
   if (text.size() > 40) text = text.substr(0, 37) + "...";
   return text;
 }

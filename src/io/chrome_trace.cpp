@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 
 #include "core/error.h"
+#include "io/json_fields.h"
 
 namespace tessera {
 
@@ -266,8 +267,6 @@ Json other_data(const Timeline& t, const TraceLabels& labels) {
   return j;
 }
 
-std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
-
 // Lays the trace out and calls sink once per event; the whole timeline when its trace has at most
 // kMaxTraceEvents events, else its earliest part (earliest_events), noted in otherData.
 template <class Sink>
@@ -312,10 +311,10 @@ TraceSize write_chrome_trace(const Timeline& timeline, const std::string& path, 
   Json other;
   const TraceSize size = emit_trace(timeline, labels, other, [&](Json&& e) {
     events += first ? "\n" : ",\n";
-    events += dump(e);
+    events += json_fields::to_text(e);
     first = false;
   });
-  out << "{\"displayTimeUnit\":\"ms\",\"otherData\":" << dump(other) << ",\"traceEvents\":[" << events;
+  out << "{\"displayTimeUnit\":\"ms\",\"otherData\":" << json_fields::to_text(other) << ",\"traceEvents\":[" << events;
   out << "\n]}\n";
   out.flush();
   if (!out) throw Error("trace", "writing '" + path + "' failed", "a writable file path with free space");
