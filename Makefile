@@ -1,8 +1,8 @@
 # Tessera: one entry point for developers and CI (.ci/run runs `make test`).
 #   make deps   install the Debian packages (scripts/install-deps.sh; a no-op when all are there)
 #   make build  Release build into build/ (build/bin/tessera)
-#   make demo   the built-in default estimate and plan search, a multimodal plan, and validation
-#               against ../shared when present
+#   make demo   the built-in default estimate and plan search, a multimodal plan, validation
+#               against ../shared when present, and calibration on examples/calibration/
 #   make test   ctest on build/, then the ASan + UBSan tree build-asan/ and ctest there
 #   make asan   only the sanitizer part of `make test` (its ctest includes a short run of every
 #               fuzz target: seed and regression corpora replayed, then FUZZ_CI_SECONDS of fuzzing)
@@ -51,6 +51,9 @@ demo: build
 	$(BUILD_DIR)/bin/tessera plan --model mllm-72b-gen --data caption-like --cluster h800:1296 --gbs 1920 --top 1
 	if [ -f $(VALIDATION_CSV) ]; then $(BUILD_DIR)/bin/tessera validate $(VALIDATION_CSV); \
 	else echo "($(VALIDATION_CSV) not found: skipping validate)"; fi
+	$(BUILD_DIR)/bin/tessera calibrate --runs examples/calibration/fit.csv --report -o $(BUILD_DIR)/demo-profile.json
+	$(BUILD_DIR)/bin/tessera validate examples/calibration/rest.csv | tail -4
+	$(BUILD_DIR)/bin/tessera validate examples/calibration/rest.csv --profile $(BUILD_DIR)/demo-profile.json | tail -4
 
 test: build
 	cd $(BUILD_DIR) && ctest $(CTEST_FLAGS)

@@ -4,7 +4,9 @@
 // `--step-batch-size-schedule` text (megatron_batch_schedule, parse_megatron_batch_schedule,
 // format_count, parse_count), and tessera.Controller: a GoodputController built from a model, a
 // cluster, a sequence length, batch bounds and a token budget, for a training loop to drive
-// (observe_gradients / observe_step after each step, decide, switch_to).
+// (observe_gradients / observe_step after each step, decide, switch_to). Built from a model and a
+// cluster, it refits the cost model's GPU to the step times it measures (refit_count,
+// refitted_parameters, each candidate's model_step_time_s).
 //
 // Batch sizes and noise scales are in sequences; thresholds and budgets in tokens.
 #include <cmath>
@@ -28,6 +30,7 @@
 #include "adapt/sharded_squared_norm.h"
 #include "adapt/statistical_efficiency.h"
 #include "bindings.h"
+#include "calibrate/calibration.h"
 #include "core/error.h"
 #include "io/gpu_catalog.h"
 #include "io/model_json.h"
@@ -155,7 +158,20 @@ class Controller {
     d["plan"] = plan_to_shorthand(set.plan(c), set.workload(c));
     d["family"] = to_string(family_of(set.plan(c)));
     d["predicted_step_time_s"] = c.predicted_step_time_s;
+    d["model_step_time_s"] = controller_.model_step_time_s(i);
     d["refit_scale"] = controller_.refit().scale(family_of(set.plan(c)));
+    d["expected_step_time_s"] = controller_.predicted_step_time_s(i);
+    return d;
+  }
+
+  // The GPU parameters the last cost-model refit fitted (name -> value, only those it moved), or
+  // None before the first refit and for a controller from step times.
+  py::object refitted_parameters() const {
+    const CalibrationProfile* profile = controller_.refit_profile();
+    if (!profile) return py::none();
+    py::dict d;
+    for (const ParameterFit& fit : profile->parameters)
+      if (fit.status == ParameterStatus::fitted || fit.status == ParameterStatus::at_bound) d[fit.name.c_str()] = fit.fitted;
     return d;
   }
 
@@ -359,7 +375,18 @@ void bind_adapt(py::module_& m) {
            },
            py::arg("candidate"), py::arg("noise_scale"), "tokens of progress per second, with the current refit")
       .def("candidate", &Controller::candidate, py::arg("index"),
-           "dict: index, global_batch, plan (shorthand), family, predicted_step_time_s, refit_scale")
+           "dict: index, global_batch, plan (shorthand), family, predicted_step_time_s (the cost model with the "
+           "catalog GPU), model_step_time_s (with the GPU refitted to the measured steps), refit_scale (the "
+           "family's residual, measured / model), expected_step_time_s (model x residual: what goodput uses)")
+      .def_property_readonly("refits_cost_model", [](const Controller& c) { return c.get().refits_cost_model(); },
+                             "True when built from a model and a cluster: measured step times refit the GPU's "
+                             "compute and host parameters (tessera.calibrate's fit) and every candidate is priced "
+                             "again; False from step times (each family's scale only)")
+      .def_property_readonly("refit_count", [](const Controller& c) { return c.get().refit_count(); },
+                             "cost-model refits so far: one per (plan, batch) first run, or per mean step time "
+                             "that moved by more than 1%")
+      .def_property_readonly("refitted_parameters", &Controller::refitted_parameters,
+                             "dict of the GPU parameters the last refit moved (name -> value), None before one")
       .def_property_readonly("candidates", &Controller::candidates, "every candidate, as candidate(i)")
       .def_property_readonly("allowed", [](const Controller& c) { return c.get().allowed(); })
       .def_property_readonly("current", [](const Controller& c) { return c.get().current(); })

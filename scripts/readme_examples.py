@@ -46,7 +46,8 @@ BALANCE_METHODS = ["none", "fixed-greedy", "lpt", "wlb"]
 
 
 def run_tessera(binary, args):
-    out = subprocess.run([binary] + args, check=True, capture_output=True, text=True, timeout=TIMEOUT_S).stdout
+    out = subprocess.run([binary] + args, check=True, capture_output=True, text=True, timeout=TIMEOUT_S,
+                         cwd=ROOT).stdout
     return out if out.endswith("\n") else out + "\n"
 
 
@@ -93,6 +94,7 @@ BLOCKS = {
                                       "h800:1296", "--gbs", "1920", "--top", "1"]),
     "balance-wlb": command_block(WLB_RUN),
     "balance-methods": balance_methods_table,
+    "calibrate-example": command_block(["calibrate", "--runs", "examples/calibration/fit.csv", "--report"]),
     "adapt-zero3-slower": command_block(["adapt", "simulate", "--model", "llama3-8b", "--cluster",
                                          "h100-sxm-80gb:32", "--scenario", "zero3-slower"]),
 }

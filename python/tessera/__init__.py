@@ -7,6 +7,10 @@ The compiled core is ``tessera._tessera``; everything it defines is re-exported 
   commands of the ``tessera`` CLI, run in-process, returning the document ``--json`` prints as a
   dict; a Hugging Face config may be passed as a dict (``cli_api``). ``run_cli(args)`` runs any
   command and returns its text. ``__version__`` is the project version.
+* ``calibrate(runs=..., logs=..., nccl=..., gemm=..., gpu=..., model=..., cluster=..., plan=...,
+  output=None, report=False)``: ``tessera calibrate --json``, the profile fitted to your own
+  cluster's measurements as a dict; ``profile=`` (a path or that dict) applies it in plan /
+  estimate / validate. The Controller refits its cost model online with the same fit.
 
 * ``Balancer(dp, microbatches=1, max_tokens=0, method="lpt", model="llama3-8b",
   gpu="h100-sxm-80gb", equal_count=False)`` places samples on data-parallel ranks x
@@ -41,5 +45,5 @@ from ._arguments import ArgumentTypeError  # noqa: F401
 from ._tessera import *  # noqa: F401,F403  (each binding file adds its names)
 from ._tessera import __doc__ as _core_doc  # noqa: F401
 from ._tessera import __version__  # noqa: F401
-from .cli_api import estimate, plan, run_cli, validate  # noqa: F401
+from .cli_api import calibrate, estimate, plan, run_cli, validate  # noqa: F401
 from .elastic_sampler import ElasticBatchSampler  # noqa: F401

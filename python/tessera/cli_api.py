@@ -1,4 +1,4 @@
-"""``tessera.plan``, ``tessera.estimate``, ``tessera.validate``: the tessera command line, run
+"""``tessera.plan``, ``tessera.estimate``, ``tessera.validate``, ``tessera.calibrate``: the tessera command line, run
 in-process (``_tessera._run``, the same ``run_tessera`` the binary's ``main`` calls), returning the
 document that ``--json`` prints as a dict. The documents are the CLI's by construction: both run
 the same command on the same argument list.
@@ -9,7 +9,8 @@ cluster JSON as a dict (``cluster=``), a plan JSON as a dict (``plan=``), ``fix=
 mix as a dict or a list of sample dicts (``data=``). Those are written to a temporary folder for
 the call and removed afterwards. Any other CLI option is a keyword: ``allow_cross_node_tp=True`` is
 ``--allow-cross-node-tp``, ``max_memory_gib=60`` is ``--max-memory-gib 60``; ``None`` / ``False``
-leave it out.
+leave it out. ``profile=`` (plan / estimate / validate) is the global ``--profile FILE``: a
+calibration profile from ``tessera.calibrate(..., output=FILE)``, a path, or the dict it returned.
 
 Bad input raises ``TesseraError`` (a ``ValueError``) with the CLI's one line, which names the field.
 """
@@ -19,6 +20,7 @@ import os
 import re
 import tempfile
 
+from . import _arguments as _checks
 from ._arguments import ArgumentTypeError
 from ._tessera import TesseraError, _run
 
@@ -27,7 +29,7 @@ _ERROR_PREFIX = "error: "
 # The folder an HF config.json sits in names the model (src/io/model_source.cpp, load_model).
 _DEFAULT_HF_NAME = "hf-model"
 # Options of plan / estimate / validate that take a value: True would become a bare flag there.
-_VALUED_OPTIONS = {"model": "'llama3-8b'", "cluster": "'h100-sxm-80gb:64'", "gbs": 512, "seq": 4096, "top": 5,
+_VALUED_OPTIONS = {"profile": "'profile.json'", "model": "'llama3-8b'", "cluster": "'h100-sxm-80gb:64'", "gbs": 512, "seq": 4096, "top": 5,
                    "fix": "'tp=8'", "max_memory_gib": 60, "plan": "'tp=8,pp=1'", "pipeline": "'simulated'"}
 
 
@@ -124,16 +126,25 @@ def _run_command(command, positional, options):
     return text
 
 
-def plan(model, cluster, gbs, seq=None, top=None, fix=None, max_memory_gib=None, **more):
+def _profile(profile):
+    """profile=: None, a path, or a profile dict (written to a file for --profile)."""
+    if profile is None or isinstance(profile, dict):
+        return profile
+    return _path_text("profile", profile)
+
+
+def plan(model, cluster, gbs, seq=None, top=None, fix=None, max_memory_gib=None, profile=None, **more):
     """``tessera plan ... --json --quiet`` as a dict: ``plans`` best first, each with its ``plan``,
     ``estimate`` and Megatron arguments (multimodal models: the strategies and ``recommended``).
 
     ``seq=None``: the model's context; ``top=None``: the CLI's default (5; 3 for a multimodal model).
     ``more``: any other plan option (``allow_cross_node_tp=True``, ``data=``, ``seed=``,
     ``trace="step.json"``, ``gpu_file=``). ``emit="megatron" | "torchtitan"`` returns that text
-    instead of a dict; ``emit="json"`` the best plan's document.
+    instead of a dict; ``emit="json"`` the best plan's document. ``profile``: a calibration profile
+    (path, or the dict ``calibrate`` returns) applied to its GPUs.
     """
-    options = dict(model=model, cluster=cluster, gbs=gbs, seq=seq, top=top, fix=fix, max_memory_gib=max_memory_gib)
+    options = dict(model=model, cluster=cluster, gbs=gbs, seq=seq, top=top, fix=fix, max_memory_gib=max_memory_gib,
+                   profile=_profile(profile))
     options.update(more)
     options.update(json=True, quiet=True)
     text = _run_command(["plan"], [], options)
@@ -141,24 +152,87 @@ def plan(model, cluster, gbs, seq=None, top=None, fix=None, max_memory_gib=None,
     return text if emit not in (None, "json") else json.loads(text)
 
 
-def estimate(model, cluster, plan, **more):
+def estimate(model, cluster, plan, profile=None, **more):
     """``tessera estimate ... --json`` as a dict: one iteration's time, memory and breakdown.
 
     ``plan``: the shorthand ``"tp=8,pp=4,mb=1,gbs=512,seq=4096"`` or a plan JSON (path or dict).
-    ``more``: ``trace="iteration.json"``, ``gpu_file=``.
+    ``profile``: a calibration profile (path or dict). ``more``: ``trace="iteration.json"``, ``gpu_file=``.
     """
-    options = dict(model=model, cluster=cluster, plan=plan)
+    options = dict(model=model, cluster=cluster, plan=plan, profile=_profile(profile))
     options.update(more)
     options.update(json=True)
     return json.loads(_run_command(["estimate"], [], options))
 
 
-def validate(file, pipeline=None, leave_one_source_out=False, **more):
+def validate(file, pipeline=None, leave_one_source_out=False, profile=None, **more):
     """``tessera validate FILE ... --json`` as a dict: predicted vs measured rows and the summary.
 
-    ``pipeline``: ``"simulated"`` (the CLI's default) or ``"closed-form"``.
+    ``pipeline``: ``"simulated"`` (the CLI's default) or ``"closed-form"``. ``profile``: a
+    calibration profile (path or dict) applied before predicting.
     """
-    options = dict(pipeline=pipeline, leave_one_source_out=leave_one_source_out)
+    options = dict(pipeline=pipeline, leave_one_source_out=leave_one_source_out, profile=_profile(profile))
     options.update(more)
     options.update(json=True)
     return json.loads(_run_command(["validate"], [file], options))
+
+
+# tessera.calibrate's list arguments and the repeatable CLI option each becomes.
+_CALIBRATE_LISTS = {"runs": "--runs", "logs": "--log", "nccl": "--nccl"}
+# Its single-valued ones (gemm, a file; gpu / model / cluster / plan, as the CLI takes them).
+_CALIBRATE_VALUES = {"gemm": "--gemm", "gpu": "--gpu", "model": "--model", "cluster": "--cluster", "plan": "--plan"}
+
+
+def _path_text(name, value):
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return _checks.text(name, value, "a file path")
+
+
+def _path_list(name, value):
+    """None, one path, or a list of paths, as a list of path strings (named name[i])."""
+    if value is None:
+        return []
+    if isinstance(value, (str, os.PathLike)):
+        return [_path_text(name, value)]
+    if not isinstance(value, (list, tuple)):
+        raise ArgumentTypeError(
+            f"{name}: got {type(value).__name__} (allowed: a file path or a list of file paths)")
+    return [_path_text(f"{name}[{i}]", v) for i, v in enumerate(value)]
+
+
+def calibrate(runs=None, logs=None, nccl=None, gemm=None, gpu=None, model=None, cluster=None, plan=None,
+              output=None, report=False):
+    """``tessera calibrate ... --json`` as a dict: the calibration profile fitted to measurements of
+    your own cluster -- ``gpus`` (the calibrated parameters per GPU), ``parameters`` (each fitted
+    parameter: catalog and fitted value, bounds, uncertainty, status), ``measurements`` (each
+    measurement's prediction before and after), ``summary`` (median absolute error before / after,
+    in percent) and ``fitted_on``. The same fit refits the goodput Controller online.
+
+    ``runs``: CSV file(s) in the validation schema; ``logs``: Megatron-LM / torchtitan training
+    logs; ``nccl``: nccl-tests outputs (``"FILE"`` or ``"FILE@NODESxGPUS"``); each a path or a list
+    of paths. ``gemm``: a GEMM sweep CSV. ``gpu``, ``model``, ``cluster``, ``plan``: what the logs,
+    nccl-tests outputs and GEMM sweep ran on, where they do not say (``model`` may be a dict).
+    ``output``: also write the profile JSON there; pass it (or the dict returned) as ``profile=``
+    to plan / estimate / validate. ``report=True`` returns the text report instead (the summary and
+    every measurement's prediction before and after), as ``tessera calibrate --report`` prints it.
+    """
+    report = _checks.boolean("report", report)
+    lists = {"runs": runs, "logs": logs, "nccl": nccl}
+    values = {"gemm": gemm, "gpu": gpu, "model": model, "cluster": cluster, "plan": plan}
+    args = ["calibrate"]
+    for key, value in lists.items():
+        for path in _path_list(key, value):
+            args += [_CALIBRATE_LISTS[key], path]
+    with tempfile.TemporaryDirectory(prefix="tessera_") as folder:
+        for key, value in values.items():
+            if value is None:
+                continue
+            if key == "model" and isinstance(value, dict):
+                value = _file_for(folder, key, value)
+            else:
+                value = _path_text(key, value)
+            args += [_CALIBRATE_VALUES[key], value]
+        if output is not None:
+            args += ["--output", _path_text("output", output)]
+        text = run_cli(args + (["--report"] if report else ["--json"]))
+    return text if report else json.loads(text)

@@ -1,10 +1,12 @@
 #include "adapt/candidate_set.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "adapt/plan_family.h"
 #include "core/error.h"
+#include "core/units.h"
 #include "cost/cost_model.h"
 
 namespace tessera {
@@ -18,7 +20,46 @@ std::size_t index_of_plan(std::vector<Plan>& plans, const Plan& plan) {
   return plans.size() - 1;
 }
 
+// Links equal up to the rounding of recovering a NIC rate from a bandwidth (a few ulps).
+constexpr double kLinkTolerance = 1e-12;
+
+bool same_value(double a, double b) { return std::abs(a - b) <= kLinkTolerance * std::max(std::abs(a), std::abs(b)); }
+
+bool same_links(const Cluster& a, const Cluster& b) {
+  return a.nodes == b.nodes && a.gpus_per_node == b.gpus_per_node &&
+         same_value(a.intra_node.bandwidth_bytes_per_s, b.intra_node.bandwidth_bytes_per_s) &&
+         same_value(a.intra_node.latency_s, b.intra_node.latency_s) &&
+         same_value(a.inter_node.bandwidth_bytes_per_s, b.inter_node.bandwidth_bytes_per_s) &&
+         same_value(a.inter_node.latency_s, b.inter_node.latency_s);
+}
+
 }  // namespace
+
+RunMeasurement CandidateSet::run_of(const Candidate& c) const {
+  if (!pricing) throw Error("candidates", "no model and cluster to price them on", "a set from build_candidates");
+  RunMeasurement run;
+  run.id = "batch " + std::to_string(c.global_batch) + ", plan " + std::to_string(c.plan_index);
+  run.model = pricing->model;
+  run.gpu = pricing->gpu;
+  run.shape = pricing->shape;
+  run.plan = plan(c);
+  run.workload = workload(c);
+  return run;
+}
+
+std::optional<ClusterShape> shape_of(const Cluster& cluster) {
+  const GpuSpec& gpu = cluster.gpu;
+  if (!(gpu.network_efficiency > 0)) return std::nullopt;
+  // make_cluster: inter-node bandwidth = NIC rate x network efficiency.
+  double nic_gbps = cluster.inter_node.bandwidth_bytes_per_s / units::gbps_to_bytes_per_s(1.0) / gpu.network_efficiency;
+  if (same_value(nic_gbps, gpu.network_gbps_per_gpu)) nic_gbps = 0.0;  // the catalog NIC, exactly
+  const ClusterShape shape{cluster.gpus(), cluster.gpus_per_node, nic_gbps};
+  try {
+    if (same_links(cluster_for(gpu, shape), cluster)) return shape;
+  } catch (const Error&) {
+  }
+  return std::nullopt;
+}
 
 CandidateSet build_candidates(const ModelSpec& model, const Cluster& cluster, std::int64_t seq_len,
                               std::span<const std::int64_t> grid, const CandidateOptions& options) {
@@ -68,6 +109,7 @@ CandidateSet build_candidates(const ModelSpec& model, const Cluster& cluster, st
     }
   }
   set.batches = std::move(batches);
+  if (const auto shape = shape_of(cluster)) set.pricing = CandidatePricing{model, cluster.gpu, *shape};
   return set;
 }
 

@@ -6,9 +6,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "calibrate/measurement.h"
 #include "hardware/cluster.h"
 #include "model/model_spec.h"
 #include "plan/plan.h"
@@ -28,6 +30,15 @@ struct Candidate {
   double predicted_step_time_s = 0;  // estimate() on the cluster as described
 };
 
+// What the candidates were priced on, so the goodput controller can price them again with a GPU
+// refitted to the step times it measures (calibrate/calibration.h): the model, the catalog GPU
+// and the cluster's shape, with cluster_for(gpu, shape) the cluster of build_candidates.
+struct CandidatePricing {
+  ModelSpec model;
+  GpuSpec gpu;
+  ClusterShape shape;
+};
+
 struct CandidateSet {
   std::int64_t seq_len = 0;
   std::vector<std::int64_t> batches;  // grid batches with at least one plan that fits
@@ -37,9 +48,16 @@ struct CandidateSet {
   std::vector<std::size_t> planner_best;
   std::int64_t plans_evaluated = 0;  // by the planner, over all batches
   double search_time_s = 0;
+  // Set by build_candidates when the cluster is a GPU plus a shape (make_cluster's, as every
+  // loader builds it); absent for step times the caller gave (no model): then the controller
+  // only scales each family's given times by what it measures.
+  std::optional<CandidatePricing> pricing;
 
   const Plan& plan(const Candidate& c) const { return plans[c.plan_index]; }
   Workload workload(const Candidate& c) const { return Workload{c.global_batch, seq_len}; }
+  // The candidate as a run `calibrate` fits to and predict_iteration_time_s prices (no measured
+  // time yet). Requires `pricing`.
+  RunMeasurement run_of(const Candidate& c) const;
   // Tokens per second of a candidate at a step time.
   double tokens_per_s(const Candidate& c, double step_time_s) const {
     return static_cast<double>(c.global_batch * seq_len) / step_time_s;
@@ -58,6 +76,10 @@ struct CandidateOptions {
   }
   int threads = 0;              // planner threads; 0 = hardware concurrency
 };
+
+// The shape of a cluster when cluster_for(cluster.gpu, shape) rebuilds its links exactly (to
+// rounding); nullopt for links edited after make_cluster.
+std::optional<ClusterShape> shape_of(const Cluster& cluster);
 
 // Runs the planner once per grid batch. Throws Error("cluster", ...) when no grid batch has a plan
 // that fits.

@@ -25,6 +25,10 @@ void ControllerOptions::validate() const {
     throw Error("horizon_per_progress", "got " + std::to_string(horizon_per_progress), "a number > 0");
   if (min_noise_scale_steps < 1)
     throw Error("min_noise_scale_steps", "got " + std::to_string(min_noise_scale_steps), "an integer >= 1");
+  if (!std::isfinite(refit_mean_move) || refit_mean_move <= 0.0)
+    throw Error("refit_mean_move", "got " + std::to_string(refit_mean_move), "a fraction > 0");
+  if (!std::isfinite(refit_prior_sigma))
+    throw Error("refit_prior_sigma", "got " + std::to_string(refit_prior_sigma), "log units > 0, or <= 0 for no prior");
 }
 
 GoodputController::GoodputController(CandidateSet candidates, ReconfigurationCost cost, ControllerOptions options,
@@ -46,6 +50,7 @@ GoodputController::GoodputController(CandidateSet candidates, ReconfigurationCos
                   "indices below " + std::to_string(candidates_.candidates.size()));
   for (const Plan& plan : candidates_.plans) plan_family_.push_back(family_of(plan));
   plan_scale_.assign(candidates_.plans.size(), 1.0);
+  for (const Candidate& c : candidates_.candidates) model_step_time_s_.push_back(c.predicted_step_time_s);
   current_ = start_candidate();
   history_.push_back(ConfigurationChange{0.0, current_});
 }
@@ -56,11 +61,20 @@ double GoodputController::noise_scale() const {
   return options_.initial_noise_scale;
 }
 
+double GoodputController::predicted_step_time_s(std::size_t candidate) const {
+  const Candidate& c = candidates_.candidates.at(candidate);
+  return model_step_time_s_[candidate] * plan_scale_[c.plan_index];
+}
+
+const GpuSpec* GoodputController::priced_gpu() const {
+  if (refitted_gpu_) return &*refitted_gpu_;
+  return candidates_.pricing ? &candidates_.pricing->gpu : nullptr;
+}
+
 double GoodputController::predicted_goodput(std::size_t candidate, double noise_scale) const {
   const Candidate& c = candidates_.candidates.at(candidate);
-  const double step_time_s = c.predicted_step_time_s * plan_scale_[c.plan_index];
-  return goodput(candidates_.tokens_per_s(c, step_time_s), static_cast<double>(c.global_batch), noise_scale,
-                 options_.reference_batch);
+  return goodput(candidates_.tokens_per_s(c, predicted_step_time_s(candidate)), static_cast<double>(c.global_batch),
+                 noise_scale, options_.reference_batch);
 }
 
 std::size_t GoodputController::start_candidate() const {
@@ -71,10 +85,71 @@ std::size_t GoodputController::start_candidate() const {
   return best;
 }
 
+bool GoodputController::record(double measured_step_time_s, std::int64_t steps) {
+  auto it = std::find_if(observed_.begin(), observed_.end(),
+                         [&](const ObservedCandidate& o) { return o.candidate == current_; });
+  if (it == observed_.end()) {
+    observed_.push_back(ObservedCandidate{current_, measured_step_time_s, steps, 0.0});
+    return true;
+  }
+  const double total = static_cast<double>(it->steps + steps);
+  it->mean_step_time_s += (measured_step_time_s - it->mean_step_time_s) * static_cast<double>(steps) / total;
+  it->steps += steps;
+  return std::abs(it->mean_step_time_s / it->mean_at_refit_s - 1.0) > options_.refit_mean_move;
+}
+
+void GoodputController::refit_cost_model() {
+  const CandidateSet& set = candidates_;
+  CalibrationData data;
+  for (ObservedCandidate& o : observed_) {
+    RunMeasurement run = set.run_of(set.candidates[o.candidate]);
+    run.iteration_time_s = o.mean_step_time_s;
+    data.runs.push_back(std::move(run));
+    o.mean_at_refit_s = o.mean_step_time_s;
+  }
+  CalibrationOptions options;
+  options.terms = kOnlineRefitTerms;
+  options.prior_sigma = options_.refit_prior_sigma;
+  profile_ = calibrate(data, options);
+  refitted_gpu_ = calibrated_gpu(set.pricing->gpu, *profile_);
+  // New prices; each family's residual moves by its observed candidates' old / new price (their
+  // geometric mean, weighted by steps: exact for a family observed at one batch, and within one
+  // family the refit moves every batch about alike).
+  std::vector<double> old_time_s = model_step_time_s_;
+  for (std::size_t i = 0; i < set.candidates.size(); ++i)
+    model_step_time_s_[i] = predict_iteration_time_s(set.run_of(set.candidates[i]), *refitted_gpu_);
+  std::vector<double> log_sum(plan_family_.size(), 0.0), weight(plan_family_.size(), 0.0);
+  for (const ObservedCandidate& o : observed_) {
+    const std::size_t p = set.candidates[o.candidate].plan_index;
+    const double w = static_cast<double>(o.steps);
+    log_sum[p] += w * std::log(old_time_s[o.candidate] / model_step_time_s_[o.candidate]);
+    weight[p] += w;
+  }
+  // Plans of one family share its residual: sum their logs per family, rescale it once.
+  for (std::size_t p = 0; p < plan_family_.size(); ++p) {
+    if (weight[p] == 0.0) continue;
+    double family_log = 0, family_weight = 0;
+    for (std::size_t q = p; q < plan_family_.size(); ++q)
+      if (plan_family_[q] == plan_family_[p]) {
+        family_log += log_sum[q];
+        family_weight += weight[q];
+        weight[q] = 0.0;
+      }
+    refit_.rescale(plan_family_[p], std::exp(family_log / family_weight));
+  }
+  for (std::size_t p = 0; p < plan_family_.size(); ++p) plan_scale_[p] = refit_.scale(plan_family_[p]);
+  ++refit_count_;
+}
+
 void GoodputController::observe_step(double measured_step_time_s, std::int64_t steps) {
   const Candidate& c = current_candidate();
   const PlanFamily& family = plan_family_[c.plan_index];
-  refit_.observe(family, measured_step_time_s, c.predicted_step_time_s, steps);
+  // Checked here too: the refit must not take in a time the residual would reject.
+  if (!std::isfinite(measured_step_time_s) || measured_step_time_s <= 0.0)
+    throw Error("measured_step_time_s", "got " + std::to_string(measured_step_time_s), "a number > 0");
+  if (steps < 1) throw Error("steps", "got " + std::to_string(steps), "an integer >= 1");
+  if (refits_cost_model() && record(measured_step_time_s, steps)) refit_cost_model();
+  refit_.observe(family, measured_step_time_s, model_step_time_s_[current_], steps);
   const double scale = refit_.scale(family);
   for (std::size_t p = 0; p < plan_family_.size(); ++p)
     if (plan_family_[p] == family) plan_scale_[p] = scale;

@@ -5,9 +5,15 @@
 // It keeps
 //   - the gradient noise scale, from squared gradient norms at a small and the big batch
 //     (gradient_noise_scale.h), and
-//   - one throughput scale per plan family, from measured step times (throughput_refit.h),
+//   - the cost model refitted to the step times measured so far (when the candidates know their
+//     model and cluster, CandidateSet::pricing): one mean step time per (plan, batch) run, and the
+//     GPU's compute and host parameters fitted to them by calibrate() (calibrate/calibration.h),
+//     the fit behind `tessera calibrate`; every candidate is priced again with the refitted GPU,
+//     so measuring one family moves the predictions of the families never run, and
+//   - one residual scale per plan family on top of that, measured / refitted-predicted step time
+//     (throughput_refit.h), for what is specific to a family (a ZeRO-3 gather the model misses),
 // and at each decision compares every candidate configuration (candidate_set.h):
-//   goodput(c) = tokens/s predicted by the cost model / family scale x E(B_c)   (tokens of progress/s)
+//   goodput(c) = tokens/s at the refitted step time x family residual x E(B_c)  (tokens of progress/s)
 // It switches to the candidate that saves the most time over the horizon ahead,
 //   horizon / goodput(current) - (horizon / goodput(c) + switch cost(current -> c)) > 0,
 // and only if c's goodput beats the current one by a hysteresis margin (smaller for a batch-only
@@ -25,6 +31,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "adapt/batch_schedule.h"
@@ -33,6 +40,7 @@
 #include "adapt/plan_family.h"
 #include "adapt/reconfiguration_cost.h"
 #include "adapt/throughput_refit.h"
+#include "calibrate/calibration.h"
 
 namespace tessera {
 
@@ -49,6 +57,27 @@ inline constexpr double kHorizonPerProgress = 1.0;
 // constant of the estimator's moving average.
 inline constexpr std::int64_t kMinNoiseScaleSteps = 100;
 
+// A refit runs when a (plan, batch) is run for the first time, or when the mean step time measured
+// on one moved by more than this fraction since the last refit: the run-to-run spread of repeated
+// training steps is ~1-2% (vTrain, Bang et al. MICRO'24, section 6.1), so a smaller move is noise
+// the fit would chase, and the per-family residual follows it in the meantime.
+inline constexpr double kRefitMeanMoveFraction = 0.01;
+
+// What the online refit may move: the GPU's compute and host parameters. Step times of a few
+// layouts on one cluster pin down how fast its kernels and its host run; the link parameters
+// trade against those (overlap hides communication) and are identified by collective benchmarks
+// (`tessera calibrate --nccl`) instead; a family whose communication the model misses is what the
+// per-family residual corrects.
+inline const std::vector<ParameterTerm> kOnlineRefitTerms = {ParameterTerm::compute, ParameterTerm::host};
+// The online refit's prior around the catalog values (CalibrationOptions::prior_sigma; <= 0: none)
+// decides how one family's measured error is split between the GPU (every family's price moves)
+// and that family's residual. One family's step time cannot tell the two apart: a GPU whose GEMMs
+// run at 0.85x and a ZeRO-3 layout whose gathers the model misses look the same. calibrate's prior
+// (kPriorSigma) is weighed against unit-weight log residuals, so with it a few means move the GPU
+// only part of the way (one mean: about a seventh) and a family-specific error stays mostly in its
+// residual, which keeps the controller leaving a mispredicted family (the zero3-slower scenario);
+// 0 trusts the measurements fully (one family's error reprices every family).
+
 struct ControllerOptions {
   double token_budget = 0;         // tokens of progress to the target, counted at the reference batch
   double reference_batch = 0;      // B0 of statistical_efficiency.h, sequences
@@ -59,6 +88,8 @@ struct ControllerOptions {
   std::int64_t min_noise_scale_steps = kMinNoiseScaleSteps;
   double gns_ema_decay = kGnsEmaDecay;
   double refit_ema_decay = kRefitEmaDecay;
+  double refit_mean_move = kRefitMeanMoveFraction;  // > 0
+  double refit_prior_sigma = kPriorSigma;          // log units; <= 0: no prior
   void validate() const;  // throws Error naming the field
 };
 
@@ -71,6 +102,14 @@ struct ControllerDecision {
   double horizon_tokens = 0;      // progress looked ahead (tokens at the reference batch)
   double predicted_saving_s = 0;  // over the horizon, net of the switch cost
   double switch_cost_s = 0;
+};
+
+// What the controller measured on one candidate (one plan at one batch), all steps together.
+struct ObservedCandidate {
+  std::size_t candidate = 0;
+  double mean_step_time_s = 0;
+  std::int64_t steps = 0;
+  double mean_at_refit_s = 0;  // the mean the last refit used (0: not refitted with it yet)
 };
 
 // One entry of the run's configuration history.
@@ -105,6 +144,21 @@ class GoodputController {
   double noise_scale() const;  // the measured one once trusted, else the initial guess (sequences)
   const GnsEstimator& noise_estimator() const { return gns_; }
   const ThroughputRefit& refit() const { return refit_; }
+  // Whether the candidates know their model and cluster, so the cost model is refitted online.
+  bool refits_cost_model() const { return candidates_.pricing.has_value(); }
+  // Refits of the cost model so far (each prices every candidate again).
+  std::int64_t refit_count() const { return refit_count_; }
+  // The last refit's profile (fitted parameters, each measurement before and after); nullptr
+  // before the first.
+  const CalibrationProfile* refit_profile() const { return profile_ ? &*profile_ : nullptr; }
+  // The GPU the candidates are priced with now: the refitted one, else the catalog's (nullptr
+  // without pricing).
+  const GpuSpec* priced_gpu() const;
+  const std::vector<ObservedCandidate>& observed() const { return observed_; }
+  // The cost model's step time of a candidate with the refitted GPU (the candidate set's until a
+  // refit), and that times its family's residual scale: what goodput is computed from.
+  double model_step_time_s(std::size_t candidate) const { return model_step_time_s_.at(candidate); }
+  double predicted_step_time_s(std::size_t candidate) const;
   double consumed_tokens() const { return consumed_tokens_; }
   double progress_tokens() const { return progress_tokens_; }  // estimated, at the reference batch
   const std::vector<ConfigurationChange>& history() const { return history_; }
@@ -121,11 +175,22 @@ class GoodputController {
   GnsEstimator gns_;
   ThroughputRefit refit_;
   std::vector<PlanFamily> plan_family_;  // per plan of the candidate set
-  std::vector<double> plan_scale_;       // refit scale per plan (its family's), kept current
+  std::vector<double> plan_scale_;       // residual scale per plan (its family's), kept current
+  std::vector<double> model_step_time_s_;  // per candidate, with the refitted GPU
+  std::vector<ObservedCandidate> observed_;
+  std::optional<CalibrationProfile> profile_;
+  std::optional<GpuSpec> refitted_gpu_;
+  std::int64_t refit_count_ = 0;
   std::size_t current_ = 0;
   double consumed_tokens_ = 0;
   double progress_tokens_ = 0;
   std::vector<ConfigurationChange> history_;
+
+  // Adds the steps to the current candidate's mean; true when a refit would use new information.
+  bool record(double measured_step_time_s, std::int64_t steps);
+  // calibrate() over every observed candidate, every candidate priced again, the residuals moved
+  // onto the new prices.
+  void refit_cost_model();
 };
 
 }  // namespace tessera

@@ -37,6 +37,13 @@ double ThroughputRefit::scale(const PlanFamily& family) const {
   return 1.0;
 }
 
+void ThroughputRefit::rescale(const PlanFamily& family, double factor) {
+  if (!std::isfinite(factor) || factor <= 0.0)
+    throw Error("factor", "got " + std::to_string(factor), "a number > 0");
+  for (Entry& e : entries_)
+    if (e.family == family) e.ratio_sum *= factor;
+}
+
 bool ThroughputRefit::observed(const PlanFamily& family) const {
   for (const Entry& e : entries_)
     if (e.family == family) return true;

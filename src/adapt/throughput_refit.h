@@ -2,6 +2,8 @@
 // bias-corrected moving average of measured / predicted step time (Pollux, Qiao et al. OSDI'21,
 // section 3.2, refits its throughput model from the step times it observes, so its choices follow
 // the real cluster). A family never run keeps scale 1: the cost model is the prior until measured.
+// When the goodput controller refits the cost model itself (goodput_controller.h), this is the
+// residual on top of it: `rescale` moves a family's ratio onto the new predictions.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +28,10 @@ class ThroughputRefit {
   // measured / predicted step time; 1 for a family never observed.
   double scale(const PlanFamily& family) const;
   bool observed(const PlanFamily& family) const;
+  // The predictions the ratio is measured against changed by new / old = 1 / factor: the ratio
+  // becomes ratio x factor (its weight, the steps behind it, stays). Throws Error unless factor is
+  // finite and > 0; a family never observed stays at 1.
+  void rescale(const PlanFamily& family, double factor);
 
  private:
   struct Entry {

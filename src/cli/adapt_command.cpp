@@ -2,6 +2,7 @@
 #include <fmt/core.h>
 
 #include "adapt/training_run_simulator.h"
+#include "cli/profile_note.h"
 #include "cli/subcommands.h"
 #include "core/error.h"
 #include "io/adapt_report.h"
@@ -40,9 +41,10 @@ void register_adapt(CLI::App& app, CommandRegistry& commands) {
     if (o->json) {
       auto j = run_simulation_to_json(sim, model, cluster);
       j["schema_version"] = kSchemaVersion;
+      note_profile(j);
       io.print("{}\n", json_fields::to_text(j, 2));
     } else {
-      io.print("{}", run_simulation_to_table(sim, model, cluster));
+      io.print("{}{}", run_simulation_to_table(sim, model, cluster), profile_note());
     }
     return 0;
   });

@@ -1,6 +1,7 @@
 #include "cli/command_line.h"
 
 #include <exception>
+#include <optional>
 #include <sstream>
 
 #include <fmt/core.h>
@@ -51,8 +52,10 @@ int run_tessera(const std::vector<std::string>& args, const CommandOutput::Sink&
   CLI::App app{"Tessera: plan and predict LLM training on GPU clusters", "tessera"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "tessera " + version_text());
-  std::string gpu_file;
+  std::string gpu_file, profile_file;
   app.add_option("--gpu-file", gpu_file, "GPU JSON whose GPUs join the catalog (see README); also after the subcommand");
+  app.add_option("--profile", profile_file,
+                 "Calibration profile (tessera calibrate -o FILE) applied to its GPUs; also after the subcommand");
   app.fallthrough();  // subcommands (created below) inherit it: --gpu-file after the subcommand reaches the app
   CommandRegistry commands{CommandOutput{out, err}};
   register_all(app, commands);
@@ -71,6 +74,8 @@ int run_tessera(const std::vector<std::string>& args, const CommandOutput::Sink&
   }
   try {
     register_user_gpus(gpu_file);
+    std::optional<ScopedProfile> profile;
+    if (!profile_file.empty()) profile.emplace(load_profile(profile_file));
     return commands.run_selected();
   } catch (const std::exception& e) {  // tessera::Error names the field; others say what failed
     // Error's text is one line already (core/error.h); other exceptions may echo a control

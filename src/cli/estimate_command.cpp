@@ -1,6 +1,7 @@
 // tessera estimate --model M --cluster C --plan P [--json]: one iteration's time and memory.
 #include <fmt/core.h>
 
+#include "cli/profile_note.h"
 #include "cli/subcommands.h"
 #include "cost/cost_model.h"
 #include "io/chrome_trace.h"
@@ -50,9 +51,10 @@ void register_estimate(CLI::App& app, CommandRegistry& commands) {
       j["model"] = model.name;
       j["cluster"] = {{"gpu", cluster.gpu.key}, {"gpus", cluster.gpus()}, {"gpus_per_node", cluster.gpus_per_node}};
       j["plan"] = plan_to_json(request.plan, request.workload);
+      note_profile(j);
       io.print("{}\n", json_fields::to_text(j, 2));
     } else {
-      io.print("{}", estimate_to_table(e, model, cluster, request.plan, request.workload));
+      io.print("{}{}", estimate_to_table(e, model, cluster, request.plan, request.workload), profile_note());
     }
     return 0;
   });

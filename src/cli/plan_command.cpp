@@ -10,6 +10,7 @@
 
 #include <fmt/core.h>
 
+#include "cli/profile_note.h"
 #include "cli/subcommands.h"
 #include "core/checks.h"
 #include "core/error.h"
@@ -114,9 +115,10 @@ int run_multimodal_plan(const MultimodalRequest& r, const CommandOutput& io) {
   if (r.json) {
     auto j = multimodal_search_to_json(search, model, mix, cluster);
     j["schema_version"] = kSchemaVersion;
+    note_profile(j);
     io.print("{}\n", json_fields::to_text(j, 2));
   } else {
-    io.print("{}", multimodal_search_to_table(search, model, mix, cluster));
+    io.print("{}{}", multimodal_search_to_table(search, model, mix, cluster), profile_note());
     if (!r.trace.empty()) io.print("trace written to {}\n", r.trace);
   }
   return 0;
@@ -207,9 +209,10 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
       if (o->json) {
         auto j = mixed_plan_to_json(plan, mixed, model, w);
         j["schema_version"] = kSchemaVersion;
+        note_profile(j);
         io.print("{}\n", json_fields::to_text(j, 2));
       } else {
-        io.print("{}", mixed_plan_to_table(plan, mixed, model, w));
+        io.print("{}{}", mixed_plan_to_table(plan, mixed, model, w), profile_note());
       }
       return 0;
     }
@@ -241,9 +244,10 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
     if (o->json) {
       auto j = plan_search_to_json(search, model, cluster, w);
       j["schema_version"] = kSchemaVersion;
+      note_profile(j);
       io.print("{}\n", json_fields::to_text(j, 2));
     } else {
-      io.print("{}", plan_search_to_table(search, model, cluster, w, limit_gib));
+      io.print("{}{}", plan_search_to_table(search, model, cluster, w, limit_gib), profile_note());
     }
     return 0;
   });

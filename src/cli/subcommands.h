@@ -68,6 +68,7 @@ void register_plan(CLI::App& app, CommandRegistry& commands);
 void register_simulate(CLI::App& app, CommandRegistry& commands);
 void register_adapt(CLI::App& app, CommandRegistry& commands);
 void register_balance(CLI::App& app, CommandRegistry& commands);
+void register_calibrate(CLI::App& app, CommandRegistry& commands);
 
 inline void register_all(CLI::App& app, CommandRegistry& commands) {
   register_models(app, commands);
@@ -78,6 +79,7 @@ inline void register_all(CLI::App& app, CommandRegistry& commands) {
   register_simulate(app, commands);
   register_adapt(app, commands);
   register_balance(app, commands);
+  register_calibrate(app, commands);
 }
 
 }  // namespace tessera::cli

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/profile_note.h"
 #include "cli/subcommands.h"
 #include "core/error.h"
 #include "io/csv_table.h"
@@ -90,6 +91,7 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
                                              {"median_abs_error_pct", k.median_abs_error_pct},
                                              {"p90_abs_error_pct", k.p90_abs_error_pct},
                                              {"max_abs_error_pct", k.max_abs_error_pct}});
+      note_profile(out);
       io.print("{}\n", json_fields::to_text(out, 2));
       return 0;
     }
@@ -112,6 +114,7 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
     if (s.model_gpus_groups > 0)
       io.print("mean Spearman rank correlation over {} groups of equal (model, GPUs): {:.3f}\n",
                  s.model_gpus_groups, s.mean_model_gpus_spearman);
+    io.print("{}", profile_note());
     return 0;
   });
 }

@@ -6,12 +6,13 @@
 namespace tessera {
 
 GroupLink group_link(const Cluster& c, std::int64_t stride, std::int64_t size) {
-  if (size <= 1) return {c.intra_node.bandwidth_bytes_per_s, 0.0};
-  if (stride * size <= c.gpus_per_node) return {c.intra_node.bandwidth_bytes_per_s, c.intra_node.latency_s};
+  const double a2a = c.gpu.all_to_all_efficiency;
+  if (size <= 1) return {c.intra_node.bandwidth_bytes_per_s, 0.0, a2a};
+  if (stride * size <= c.gpus_per_node) return {c.intra_node.bandwidth_bytes_per_s, c.intra_node.latency_s, a2a};
   const std::int64_t members_per_node = std::max<std::int64_t>(1, c.gpus_per_node / stride);
   const double bw = std::min(c.intra_node.bandwidth_bytes_per_s,
                              static_cast<double>(members_per_node) * c.inter_node.bandwidth_bytes_per_s);
-  return {bw, c.inter_node.latency_s};
+  return {bw, c.inter_node.latency_s, a2a};
 }
 
 double all_reduce_time_s(double bytes, std::int64_t n, const GroupLink& link) {
@@ -31,7 +32,9 @@ double reduce_scatter_time_s(double bytes, std::int64_t n, const GroupLink& link
 }
 
 double all_to_all_time_s(double bytes, std::int64_t n, const GroupLink& link) {
-  return all_gather_time_s(bytes, n, link);
+  GroupLink a2a = link;
+  a2a.bandwidth_bytes_per_s *= link.all_to_all_efficiency;
+  return all_gather_time_s(bytes, n, a2a);
 }
 
 double p2p_time_s(double bytes, const GroupLink& link) {
@@ -45,6 +48,15 @@ double members_per_node(std::int64_t ranks, std::int64_t stride, const Cluster& 
   const std::int64_t span = std::max<std::int64_t>(1, c.gpus_per_node / std::max<std::int64_t>(1, stride));
   return static_cast<double>(std::min(ranks, span));
 }
+
+// Seconds to send `intra_bytes` over NVLink and `inter_bytes` through the NIC at once, both at the
+// all-to-all's bus bandwidth (the tier's ring bus bandwidth x all_to_all_efficiency).
+double concurrent_send_s(double intra_bytes, double inter_bytes, const Cluster& c) {
+  const double e = c.gpu.all_to_all_efficiency;
+  const double intra_s = intra_bytes / (c.intra_node.bandwidth_bytes_per_s * e);
+  const double inter_s = inter_bytes / (c.inter_node.bandwidth_bytes_per_s * e);
+  return std::max(intra_s, inter_s);
+}
 }  // namespace
 
 double expert_all_to_all_time_s(double bytes, std::int64_t n, std::int64_t stride, const Cluster& c) {
@@ -53,12 +65,10 @@ double expert_all_to_all_time_s(double bytes, std::int64_t n, std::int64_t strid
   const double local = members_per_node(n, stride, c);
   const double intra_bytes = bytes * (local - 1.0) / ranks;
   const double inter_bytes = bytes * (ranks - local) / ranks;
-  const double intra_s = intra_bytes / c.intra_node.bandwidth_bytes_per_s;
-  const double inter_s = inter_bytes / c.inter_node.bandwidth_bytes_per_s;
   // NCCL issues the sends to every peer at once (grouped point-to-point), so the latency is paid
   // about once, not once per peer as in a ring.
   const double latency_s = inter_bytes > 0 ? c.inter_node.latency_s : c.intra_node.latency_s;
-  return std::max(intra_s, inter_s) + latency_s;
+  return concurrent_send_s(intra_bytes, inter_bytes, c) + latency_s;
 }
 
 double deduplicated_dispatch_time_s(double token_bytes, double tokens, std::int64_t top_k, std::int64_t n,
@@ -73,10 +83,8 @@ double deduplicated_dispatch_time_s(double token_bytes, double tokens, std::int6
   const double inter_bytes = tokens * token_bytes * remote_nodes;
   // Inside each node every copy lands on its expert's GPU over NVLink (local ones and forwarded).
   const double intra_bytes = tokens * token_bytes * k * (local - 1.0) / local;
-  const double intra_s = intra_bytes / c.intra_node.bandwidth_bytes_per_s;
-  const double inter_s = inter_bytes / c.inter_node.bandwidth_bytes_per_s;
   const double latency_s = nodes > 1 ? c.inter_node.latency_s : c.intra_node.latency_s;
-  return std::max(intra_s, inter_s) + latency_s;
+  return concurrent_send_s(intra_bytes, inter_bytes, c) + latency_s;
 }
 
 }  // namespace tessera

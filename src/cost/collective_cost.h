@@ -3,8 +3,10 @@
 //   all-reduce      2 (n-1)/n * bytes / bw + 2 (n-1) alpha
 //   all-gather,
 //   reduce-scatter    (n-1)/n * bytes / bw +   (n-1) alpha     (bytes = the full, gathered size)
-//   all-to-all        (n-1)/n * bytes / bw +   (n-1) alpha     (bytes = what one rank holds)
-// `bw` is the group's per-GPU bus bandwidth on the slowest tier it spans (GroupLink).
+//   all-to-all        (n-1)/n * bytes / (e bw) + (n-1) alpha   (bytes = what one rank holds)
+// `bw` is the group's per-GPU bus bandwidth on the slowest tier it spans (GroupLink); `e` the
+// GPU's all_to_all_efficiency, the all-to-all's bus bandwidth over the ring's (NCCL's alltoall is
+// point-to-point sends, not a ring, and over NVSwitch may beat it). Ring collectives ignore `e`.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +22,7 @@ namespace tessera {
 struct GroupLink {
   double bandwidth_bytes_per_s = 0;
   double latency_s = 0;
+  double all_to_all_efficiency = kDefaultAllToAllEfficiency;  // from the cluster's GpuSpec
 };
 GroupLink group_link(const Cluster& cluster, std::int64_t stride, std::int64_t size);
 
@@ -33,15 +36,15 @@ double p2p_time_s(double bytes, const GroupLink& link);
 // spread evenly over the members. Unlike a ring, an all-to-all cannot borrow other GPUs' NICs:
 // the share bound for other nodes leaves through this GPU's own NIC while the share for members
 // in the same node crosses NVLink, both at once (NCCL's alltoall is a set of point-to-point
-// sends). Both run at the tiers' NCCL bus bandwidth (the cluster's link efficiencies).
+// sends). Both run at the tiers' NCCL bus bandwidth (the cluster's link efficiencies) times the
+// GPU's all_to_all_efficiency.
 double expert_all_to_all_time_s(double bytes, std::int64_t ranks, std::int64_t stride, const Cluster& cluster);
 // DeepEP-style dispatch (Megatron's "flex" dispatcher, DeepEP / HybridEP kernels; DeepSeek-V3
 // §3.2.2): each token crosses the network once per destination node and is forwarded to its
 // experts over NVLink there. `token_bytes` is one token's payload, `tokens` the tokens this rank
-// sends, `top_k` experts per token; the group spans `ranks` members `stride` apart.
+// sends, `top_k` experts per token; the group spans `ranks` members `stride` apart. Both tiers'
+// bandwidth is scaled by the GPU's all_to_all_efficiency, as the all-to-all's.
 double deduplicated_dispatch_time_s(double token_bytes, double tokens, std::int64_t top_k,
                                     std::int64_t ranks, std::int64_t stride, const Cluster& cluster);
-
-
 
 }  // namespace tessera

@@ -23,12 +23,12 @@ double gemm_time_s(double m, double n, double k, double count, const GpuSpec& gp
   const double element_bytes = fp8 ? units::kBytesFp8 : units::kBytesBf16;
   const double bytes = element_bytes * (m * k + k * n) + units::kBytesBf16 * m * n;
   const double memory_s = bytes / (gpu.hbm_tbps * 1e12 * gpu.hbm_efficiency);
-  return count * (std::max(compute_s, memory_s) + kKernelOverheadS);
+  return count * (std::max(compute_s, memory_s) + gpu.kernel_overhead_s);
 }
 
 double attention_time_s(double flops, const GpuSpec& gpu) {
   if (flops <= 0) return 0.0;
-  return flops / (gpu.peak_flops(false) * gpu.attention_efficiency) + kKernelOverheadS;
+  return flops / (gpu.peak_flops(false) * gpu.attention_efficiency) + gpu.kernel_overhead_s;
 }
 
 double memory_bound_time_s(double bytes, const GpuSpec& gpu) {

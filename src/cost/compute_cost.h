@@ -14,16 +14,11 @@
 
 namespace tessera {
 
-// Fixed cost per kernel: launch latency plus tail of a partly filled last wave, ~4-5 us on
-// A100/H100 (NVIDIA Nsight Systems traces of back-to-back PyTorch kernels; CUDA launch latency).
-inline constexpr double kKernelOverheadS = 4.5e-6;
-
-// Host-side dispatch: eager PyTorch spends ~15-25 us of CPU per operator (dispatcher, autograd
-// recording, Python), so a layer whose GPU work is shorter than its operators' dispatch is
-// host-bound (Ansel et al. 2024, "PyTorch 2", §1 on eager overhead; vTrain, Bang et al. MICRO'24,
-// §3 on CPU-bound small micro-batches). A Megatron GPT layer forward issues ~40 operators; the
-// autograd backward about twice as many.
-inline constexpr double kHostOpDispatchS = 20e-6;
+// Fixed cost per kernel and host dispatch per operator are the GPU's refittable terms
+// (GpuSpec::kernel_overhead_s, GpuSpec::host_op_dispatch_s; defaults and sources in
+// hardware/gpu_spec.h). Eager PyTorch's dispatch makes a layer whose GPU work is shorter than its
+// operators' dispatch host-bound. A Megatron GPT layer forward issues ~40 operators; the autograd
+// backward about twice as many.
 inline constexpr double kHostOpsPerLayerForward = 40.0;
 inline constexpr double kHostBackwardOverForward = 2.0;
 

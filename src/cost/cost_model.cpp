@@ -381,7 +381,7 @@ StageTotals visit_stages(const IterationModel& it, std::int64_t special_end) {
     t.dp_other_s = std::max(t.dp_other_s, dp.other_exposed_s);
     (s == 0 ? t.sync_first_s : s == pp - 1 ? t.sync_last_s : t.sync_middle_s) = dp.sync_s;
     t.optimizer_s = std::max(t.optimizer_s, it.optimizer_time(params));
-    const MemoryBreakdown mem = stage_memory(it.m, it.p, it.w, shape);
+    const MemoryBreakdown mem = stage_memory(it.m, it.p, it.w, shape, it.c.gpu);
     if (mem.total() > t.peak_bytes) {
       t.peak_bytes = mem.total();
       t.memory = mem;

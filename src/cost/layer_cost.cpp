@@ -1,5 +1,7 @@
 #include "cost/layer_cost.h"
 
+#include "hardware/physical_ranges.h"
+
 #include <algorithm>
 
 #include "cost/compute_cost.h"
@@ -150,6 +152,16 @@ double context_parallel_time(const LayerContext& x, double kv_width, const Atten
   return t;
 }
 
+// The smooth maximum (gpu^p + host^p)^(1/p) (GpuSpec::host_overlap_exponent), written as
+// hi (1 + (lo/hi)^p)^(1/p) so that large p cannot overflow; a host with nothing left to issue
+// (host_s <= 0) leaves the GPU's time.
+double host_bound_time_s(double gpu_s, double host_s, double exponent) {
+  if (host_s <= 0) return gpu_s;
+  const double hi = std::max(gpu_s, host_s), lo = std::min(gpu_s, host_s);
+  if (lo <= 0 || exponent >= physical::kMaxHostOverlapExponent) return hi;  // the plain maximum
+  return hi * std::pow(1.0 + std::pow(lo / hi, exponent), 1.0 / exponent);
+}
+
 }  // namespace
 
 double fp8_cast_bytes_per_element(Fp8Recipe recipe) {
@@ -205,7 +217,7 @@ LayerCost layer_cost(const LayerContext& x, bool moe, Recompute recompute) {
     elementwise_bytes_fwd += cast * T * (2.0 * h / sp_divisor + q_width / t + act_width);
   }
   const double elementwise_fwd = memory_bound_time_s(elementwise_bytes_fwd, x.c.gpu) +
-                                 kElementwiseKernelsPerLayer * kKernelOverheadS;
+                                 kElementwiseKernelsPerLayer * x.c.gpu.kernel_overhead_s;
   const double elementwise_bwd = kElementwiseBackwardOverForward * elementwise_fwd;
 
   // GPU work, forward and backward; the MoE block's backward is twice its GEMMs and casts, once
@@ -218,22 +230,28 @@ LayerCost layer_cost(const LayerContext& x, bool moe, Recompute recompute) {
   // Host dispatch. The GPU runs behind the host unless its work is shorter than the host's
   // dispatch; an MoE layer's forward waits on the host for the routing counts, so its two halves
   // each take the longer of the GPU's and the host's time (the host cannot run ahead past it).
-  const double host_fwd = (kHostOpsPerLayerForward + block.host_ops) * kHostOpDispatchS;
+  const double host_op_s = x.c.gpu.host_op_dispatch_s;
+  const double host_fwd = (kHostOpsPerLayerForward + block.host_ops) * host_op_s;
   cost.host_fwd_s = host_fwd;
   cost.host_bwd_s = kHostBackwardOverForward * host_fwd;
   const double ep_fwd = block.comm_s();
   if (block.host_sync) {
     const double gpu_before = projections.total_s + core.fwd_s + elementwise_fwd + block.router_s;
-    const double host_before = kHostOpsBeforeRouting * kHostOpsPerLayerForward * kHostOpDispatchS +
-                               block.host_ops * kHostOpDispatchS * kHostOpsBeforeRouting;
+    const double host_before = kHostOpsBeforeRouting * kHostOpsPerLayerForward * host_op_s +
+                               block.host_ops * host_op_s * kHostOpsBeforeRouting;
     const double gpu_after = cost.gpu_fwd_s - gpu_before + ep_fwd;
     const double with_comm = std::max(gpu_before, host_before) + std::max(gpu_after, host_fwd - host_before);
     cost.fwd_s = std::max(cost.gpu_fwd_s, with_comm - ep_fwd);
   } else {
     // Communication runs on the GPU's streams while the host keeps issuing work.
-    cost.fwd_s = std::max(cost.gpu_fwd_s, host_fwd - ep_fwd);
+    cost.fwd_s = host_bound_time_s(cost.gpu_fwd_s, host_fwd - ep_fwd, x.c.gpu.host_overlap_exponent);
   }
-  cost.bwd_s = std::max(cost.gpu_bwd_s, cost.host_bwd_s - ep_fwd);
+  // An MoE layer that syncs with the host for its routing counts (block.host_sync) drains the
+  // GPU's queue at that point each pass, so its halves are bound by the plain maximum; the smooth
+  // maximum is for layers the host issues without waiting.
+  cost.bwd_s = block.host_sync ? std::max(cost.gpu_bwd_s, cost.host_bwd_s - ep_fwd)
+                               : host_bound_time_s(cost.gpu_bwd_s, cost.host_bwd_s - ep_fwd,
+                                                   x.c.gpu.host_overlap_exponent);
 
   // Recompute: full re-runs the forward (dispatch included); selective re-runs the modules named.
   const unsigned modules = recompute == Recompute::selective ? p.selective_modules() : 0u;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/units.h"
+#include "hardware/physical_ranges.h"
 #include "model/parameter_count.h"
 
 namespace tessera {
@@ -56,6 +57,12 @@ double runtime_reserve_bytes(const Plan& p) {
   return kCudaContextBytes + kWorkspaceBytes + kNcclBytesPerCommunicator * communicators(p);
 }
 
+// GpuSpec::validate admits a negative correction only down to the part of the reserve every plan
+// has, so a stage's framework_bytes never goes below zero.
+static_assert(physical::kMaxNegativeReserveGib * units::kGiB <= kCudaContextBytes + kWorkspaceBytes);
+
+double measured_reserve_bytes(const GpuSpec& gpu) { return gpu.memory_reserve_gib * units::kGiB; }
+
 StageParameters stage_parameters(const ModelSpec& m, const Plan& p, const StageShape& s) {
   const ParameterCount c = count_parameters(m);
   const double t = static_cast<double>(p.tp);
@@ -106,7 +113,7 @@ StageParameters stage_parameters(const ModelSpec& m, const Plan& p, const StageS
 }
 
 MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const Workload& w,
-                             const StageShape& s) {
+                             const StageShape& s, const GpuSpec& gpu) {
   MemoryBreakdown mem;
   const StageParameters params = stage_parameters(m, p, s);
   const bool torchtitan = s.framework == TrainingFramework::torchtitan;
@@ -191,7 +198,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const Workload& 
   }
   if (s.moe_layers > 0 || (mtp > 0 && m.is_moe()))
     mem.buffers_bytes += moe_dispatch_buffer_bytes(m, shape, p.dispatcher, p.ep);
-  mem.framework_bytes = runtime_reserve_bytes(p) +
+  mem.framework_bytes = runtime_reserve_bytes(p) + measured_reserve_bytes(gpu) +
                         kAllocatorFragmentationFraction * (mem.activations_bytes + mem.logits_bytes + mem.buffers_bytes);
   return mem;
 }

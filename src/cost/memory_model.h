@@ -24,6 +24,7 @@
 
 #include "cost/activation_memory.h"
 #include "cost/estimate.h"
+#include "hardware/gpu_spec.h"
 #include "model/model_spec.h"
 #include "plan/plan.h"
 
@@ -86,10 +87,16 @@ struct StageShape {
 
 StageParameters stage_parameters(const ModelSpec& model, const Plan& plan, const StageShape& stage);
 
+// `gpu` contributes only its memory_reserve_gib (measured_reserve_bytes), added to framework_bytes.
 MemoryBreakdown stage_memory(const ModelSpec& model, const Plan& plan, const Workload& workload,
-                             const StageShape& stage);
+                             const StageShape& stage, const GpuSpec& gpu);
 
 // The runtime reserve outside the caching allocator (CUDA context, workspaces, NCCL) for a plan.
 double runtime_reserve_bytes(const Plan& plan);
+
+// A calibration profile's correction to the modelled reserve: GpuSpec::memory_reserve_gib in
+// bytes, what measured peaks on this GPU type hold beyond the model's (may be negative, down to
+// physical::kMaxNegativeReserveGib, which cannot exceed the CUDA context + workspaces above).
+double measured_reserve_bytes(const GpuSpec& gpu);
 
 }  // namespace tessera

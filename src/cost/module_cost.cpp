@@ -59,7 +59,10 @@ ModulePass module_pass_time(const ModuleSpec& module, const Cluster& cluster, co
   return pass;
 }
 
-MemoryBreakdown module_memory(const ModuleSpec& module, const ModulePlan& plan, const ModuleLoad& inflight) {
+
+namespace {
+// The modelled reserve only; module_memory adds the GPU's measured reserve.
+MemoryBreakdown modelled_module_memory(const ModuleSpec& module, const ModulePlan& plan, const ModuleLoad& inflight) {
   MemoryBreakdown mem;
   const double tp = static_cast<double>(module.role == ModuleRole::projector ? 1 : plan.tp);
   const double params = module_parameters(module) / tp;
@@ -86,6 +89,14 @@ MemoryBreakdown module_memory(const ModuleSpec& module, const ModulePlan& plan, 
   shape.flash_attention = true;
   shape.recompute = plan.recompute;
   mem.activations_bytes = static_cast<double>(t.layers) * layer_activation_bytes(t, shape, false);
+  return mem;
+}
+}  // namespace
+
+MemoryBreakdown module_memory(const ModuleSpec& module, const ModulePlan& plan, const ModuleLoad& inflight,
+                              const GpuSpec& gpu) {
+  MemoryBreakdown mem = modelled_module_memory(module, plan, inflight);
+  mem.framework_bytes += measured_reserve_bytes(gpu);
   return mem;
 }
 

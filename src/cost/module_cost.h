@@ -40,8 +40,10 @@ ModulePass module_pass_time(const ModuleSpec& module, const Cluster& cluster, co
 
 // Per-GPU memory: 16-bit weights and fp32 gradients of the tp shard, the Adam state of its 1/dp
 // share, the activations of `inflight` (this GPU's tokens held for backward, over all in-flight
-// micro-batches), and the framework's reserve.
-MemoryBreakdown module_memory(const ModuleSpec& module, const ModulePlan& plan, const ModuleLoad& inflight);
+// micro-batches), and the framework's reserve (kFrameworkOverheadBytes plus the GPU's
+// memory_reserve_gib, memory_model.h measured_reserve_bytes).
+MemoryBreakdown module_memory(const ModuleSpec& module, const ModulePlan& plan, const ModuleLoad& inflight,
+                              const GpuSpec& gpu);
 
 // Gradient reduce-scatter + parameter all-gather of the module over its dp group, once per step.
 double module_grad_sync_s(const ModuleSpec& module, const Cluster& cluster, const ModulePlan& plan);

@@ -34,6 +34,13 @@ constexpr double kExpertsHostOps = 10.0;
 constexpr double kFp8HostOpsPerGroupedGemm = 4.0;
 constexpr double kExpertGemmsPerExpert = 2.0;  // fc1 (gate and up fused) and fc2
 
+// Routing and permutation kernels (scores, top-k, the gathers and scatters of routed copies) are
+// memory-bound; the GPU's moe_dispatch_efficiency scales their speed relative to the model
+// (fused or unfused permutation, a framework's own kernels), nothing else.
+double routing_memory_time_s(double bytes, const GpuSpec& gpu) {
+  return memory_bound_time_s(bytes, gpu) / gpu.moe_dispatch_efficiency;
+}
+
 // One dispatch of the plan's dispatcher: this rank sends its `tokens` (`token_bytes` each) to
 // their top-k experts, the busiest rank receiving `load` x the mean.
 double dispatch_time_s(const LayerContext& x, double tokens, double token_bytes, double load) {
@@ -75,10 +82,11 @@ MoeBlockCost moe_block_cost(const LayerContext& x) {
   // Router: a 16-bit GEMM to expert logits (Megatron keeps it out of FP8), then fp32 scoring.
   c.router_s = gemm_time_s(tokens, experts, h, 1.0, x.c.gpu, false);
   const double passes = kRouterPassesPerScore + (m.moe.groups > 0 ? kGroupRoutingExtraPasses : 0.0);
-  c.router_s += memory_bound_time_s(kFp32 * passes * tokens * experts, x.c.gpu) + kKernelOverheadS * passes;
+  const GpuSpec& gpu = x.c.gpu;
+  c.router_s += routing_memory_time_s(kFp32 * passes * tokens * experts, gpu) + gpu.kernel_overhead_s * passes;
 
   // Permute the k routed copies out and back (capacity padding moves the padded rows too).
-  c.permute_s = memory_bound_time_s(kPermuteCopies * kB16 * tokens * h * (1.0 + k * load), x.c.gpu);
+  c.permute_s = routing_memory_time_s(kPermuteCopies * kB16 * tokens * h * (1.0 + k * load), gpu);
 
   // Experts: this etp group's local experts see etp x tokens x k x load routed copies in all,
   // each GPU computing 1/etp of every expert's width (moe/experts.py, TEGroupedMLP).
@@ -92,7 +100,7 @@ MoeBlockCost moe_block_cost(const LayerContext& x) {
   if (x.fp8) {
     const double cast = fp8_cast_bytes_per_element(p.fp8_recipe);
     c.fp8_cast_s = memory_bound_time_s(cast * copies * (h + f / etp), x.c.gpu) +
-                   kKernelOverheadS * kExpertGemmsPerExpert * local_experts;
+                   gpu.kernel_overhead_s * kExpertGemmsPerExpert * local_experts;
   }
   if (m.moe.shared_experts > 0) {
     // A dense MLP over the layer's tokens, split by tp (moe/shared_experts.py).

@@ -41,9 +41,9 @@ Cluster make_cluster(const GpuSpec& gpu, std::int64_t gpu_count, std::int64_t gp
   const double nic_gbps = network_gbps_per_gpu > 0 ? network_gbps_per_gpu : gpu.network_gbps_per_gpu;
   c.intra_node.bandwidth_bytes_per_s =
       units::gb_per_s_to_bytes_per_s(gpu.nvlink_gbps / kDirectionsPerLink) * gpu.nvlink_efficiency;
-  c.intra_node.latency_s = kNvlinkLatencyS;
+  c.intra_node.latency_s = gpu.nvlink_latency_s;
   c.inter_node.bandwidth_bytes_per_s = units::gbps_to_bytes_per_s(nic_gbps) * gpu.network_efficiency;
-  c.inter_node.latency_s = kNetworkLatencyS;
+  c.inter_node.latency_s = gpu.network_latency_s;
   c.validate();
   return c;
 }

@@ -26,13 +26,9 @@ struct Cluster {
   void validate() const;  // throws tessera::Error("cluster.<field>", ...)
 };
 
-// Link latencies: per NCCL ring step. NVLink ~ a few us and InfiniBand ~ 5-10 us per hop
-// including NCCL protocol overhead (NCCL tests small-message all-reduce latency on DGX systems).
-inline constexpr double kNvlinkLatencyS = 5e-6;
-inline constexpr double kNetworkLatencyS = 10e-6;
-
 // A cluster of `gpu_count` GPUs in nodes of the GPU's default size (or `gpus_per_node` if > 0),
-// links from the GPU's catalog figures. A partial last node is allowed only below one node.
+// links from the GPU's catalog figures and latencies (GpuSpec::nvlink_latency_s,
+// network_latency_s). A partial last node is allowed only below one node.
 Cluster make_cluster(const GpuSpec& gpu, std::int64_t gpu_count, std::int64_t gpus_per_node = 0,
                      double network_gbps_per_gpu = 0);
 

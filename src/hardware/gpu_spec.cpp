@@ -1,5 +1,7 @@
 #include "hardware/gpu_spec.h"
 
+#include <cmath>
+
 #include "core/checks.h"
 #include "hardware/physical_ranges.h"
 
@@ -10,6 +12,24 @@ using namespace physical;
 
 void require_efficiency(const std::string& field, double value) {
   require_in_range(field, value, kMinEfficiency, kMaxEfficiency, "(a fraction of the peak)");
+}
+
+// A refittable speed relative to the model's own rate (1 = as modelled), may exceed 1.
+void require_relative_efficiency(const std::string& field, double value, double max) {
+  require_in_range(field, value, kMinRelativeEfficiency, max, "(speed relative to the model, 1 = as modelled)");
+}
+
+void require_fixed_time(const std::string& field, double value) {
+  require_in_range(field, value, kMinFixedTimeS, kMaxFixedTimeS, "s");
+}
+
+// Host dispatch: 0 (no eager operators) or a fixed time as above; a denormal is neither.
+void require_host_dispatch_time(const std::string& field, double value) {
+  if (value == 0.0) return;
+  if (!std::isfinite(value) || value < kMinFixedTimeS || value > kMaxFixedTimeS)
+    throw Error(field, "got " + number_text(value),
+                "0 (a graph-captured model) or a number from " + number_text(kMinFixedTimeS) + " to " +
+                    number_text(kMaxFixedTimeS) + " s");
 }
 }  // namespace
 
@@ -33,6 +53,16 @@ void GpuSpec::validate() const {
   require_efficiency(p + "nvlink_efficiency", nvlink_efficiency);
   require_efficiency(p + "network_efficiency", network_efficiency);
   require_in_range(p + "usable_memory_gib", usable_memory_gib, kMinMemoryGib, hbm_gib, "GiB, at most hbm_gib");
+  require_fixed_time(p + "kernel_overhead_s", kernel_overhead_s);
+  require_host_dispatch_time(p + "host_op_dispatch_s", host_op_dispatch_s);
+  require_fixed_time(p + "nvlink_latency_s", nvlink_latency_s);
+  require_fixed_time(p + "network_latency_s", network_latency_s);
+  require_relative_efficiency(p + "all_to_all_efficiency", all_to_all_efficiency, kMaxAllToAllEfficiency);
+  require_relative_efficiency(p + "moe_dispatch_efficiency", moe_dispatch_efficiency, kMaxMoeDispatchEfficiency);
+  require_in_range(p + "host_overlap_exponent", host_overlap_exponent, kMinHostOverlapExponent,
+                   kMaxHostOverlapExponent, "(1 = host and GPU never overlap; large = max(gpu, host))");
+  require_in_range(p + "memory_reserve_gib", memory_reserve_gib, -kMaxNegativeReserveGib, hbm_gib,
+                   "GiB beyond the modelled reserve (at least minus the CUDA context + workspaces, at most hbm_gib)");
 }
 
 }  // namespace tessera

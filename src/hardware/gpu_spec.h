@@ -9,6 +9,31 @@
 
 namespace tessera {
 
+// Defaults of the refittable terms (GpuSpec below).
+// Fixed cost per kernel: launch latency plus tail of a partly filled last wave, ~4-5 us on
+// A100/H100 (NVIDIA Nsight Systems traces of back-to-back PyTorch kernels; CUDA launch latency).
+inline constexpr double kDefaultKernelOverheadS = 4.5e-6;
+// Host-side dispatch: eager PyTorch spends ~15-25 us of CPU per operator (dispatcher, autograd
+// recording, Python) (Ansel et al. 2024, "PyTorch 2", section 1 on eager overhead; vTrain, Bang
+// et al. MICRO'24, section 3 on CPU-bound small micro-batches).
+inline constexpr double kDefaultHostOpDispatchS = 20e-6;
+// Link latencies per NCCL ring step: NVLink ~ a few us and InfiniBand ~ 5-10 us per hop
+// including NCCL protocol overhead (nccl-tests small-message all-reduce latency on DGX systems).
+inline constexpr double kDefaultNvlinkLatencyS = 5e-6;
+inline constexpr double kDefaultNetworkLatencyS = 10e-6;
+// All-to-all runs at the tier's NCCL bus bandwidth until a profile measures otherwise
+// (alltoall_perf), and MoE routing kernels at the model's memory-bound rate until training
+// runs of MoE models are fitted.
+inline constexpr double kDefaultAllToAllEfficiency = 1.0;
+inline constexpr double kDefaultMoeDispatchEfficiency = 1.0;
+// How the host's dispatch and the GPU's work of one layer combine: (gpu^p + host^p)^(1/p), a
+// smooth maximum. A layer's operators differ in length, so near the crossover some already wait
+// on the host while others still keep the GPU busy: measured times bend smoothly from host-bound
+// to GPU-bound instead of following max(gpu, host) (p = infinity); p = 1 would be no overlap at all.
+// Fitted once on ../shared/validation/vtrain_runs.csv (1,440 runs of small GPT models on A100
+// whose micro-batch sweeps cross from host- to GPU-bound; see docs/ARCHITECTURE.md, "Calibration").
+inline constexpr double kDefaultHostOverlapExponent = 3.0;
+
 struct GpuSpec {
   std::string key;   // catalog key, e.g. "a100-sxm-80gb"
   std::string name;  // marketing name
@@ -34,6 +59,16 @@ struct GpuSpec {
   double nvlink_efficiency = 0;     // NCCL bus bandwidth over one-direction link bandwidth
   double network_efficiency = 0;    // NCCL bus bandwidth over NIC line rate
   double usable_memory_gib = 0;     // what the framework can allocate (driver + context reserved)
+  // Terms a calibration profile may refit (calibrate/, README "Calibration"); the defaults are
+  // the cost model's shared constants, sourced where they are defined (kDefault... below).
+  double kernel_overhead_s = kDefaultKernelOverheadS;      // launch + partial last wave per kernel
+  double host_op_dispatch_s = kDefaultHostOpDispatchS;    // CPU time per eager operator dispatch
+  double nvlink_latency_s = kDefaultNvlinkLatencyS;       // per NCCL ring step inside a node
+  double network_latency_s = kDefaultNetworkLatencyS;     // per NCCL ring step across nodes
+  double all_to_all_efficiency = kDefaultAllToAllEfficiency;  // all-to-all bus bandwidth / the tier's ring bus bandwidth
+  double moe_dispatch_efficiency = kDefaultMoeDispatchEfficiency;  // speed of MoE routing / permute kernels relative to the model
+  double host_overlap_exponent = kDefaultHostOverlapExponent;  // p of the host / GPU smooth maximum
+  double memory_reserve_gib = 0;    // measured peak memory beyond the model's reserve (may be < 0)
 
   double peak_flops(bool fp8) const { return (fp8 ? fp8_tflops : bf16_tflops) * 1e12; }
   void validate() const;  // throws tessera::Error("gpu.<field>", ...)

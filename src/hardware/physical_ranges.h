@@ -30,4 +30,32 @@ inline constexpr double kMaxGemmHalfDim = 1e5;
 // GPUs in one node (NVLink domain): 1 .. 1024, above NVL576.
 inline constexpr int kMaxGpusPerNode = 1024;
 
+// Fixed times of the refittable terms (GpuSpec kernel_overhead_s, host_op_dispatch_s,
+// nvlink_latency_s, network_latency_s), seconds. Floor 1 ns, about one GPU clock: no kernel launch
+// or link hop is faster, so a kernel overhead or latency of 0 (or a denormal) is a slip. Ceiling
+// 1 ms: ~200x a CUDA launch and ~100x an InfiniBand hop; "5" meant as microseconds lands above.
+// Host dispatch alone may be 0: a CUDA-graph-captured or compiled model issues no eager operators.
+inline constexpr double kMinFixedTimeS = 1e-9;
+inline constexpr double kMaxFixedTimeS = 1e-3;
+// Relative speeds a profile fits against the model's own rate: all_to_all_efficiency (all-to-all
+// bus bandwidth over the tier's ring bus bandwidth) and moe_dispatch_efficiency (routing and
+// permutation kernels over the modelled memory-bound rate). Below 1/20 the modelled term is off
+// by more than an order of magnitude, a broken setup to report, not a constant to fit. Above 1:
+// an all-to-all over NVSwitch can beat a ring (sends to every peer at once), up to ~2x; fused
+// permutation / routing kernels (DeepEP, Transformer Engine's fused router) skip passes the model
+// counts, up to ~4x.
+inline constexpr double kMinRelativeEfficiency = 0.05;
+inline constexpr double kMaxAllToAllEfficiency = 2.0;
+inline constexpr double kMaxMoeDispatchEfficiency = 4.0;
+// memory_reserve_gib: a measured peak may sit below the model's, but by at most the part of the
+// reserve that every plan carries, the CUDA context + cuBLAS / TE workspaces (0.5 + 4 x 32 MiB,
+// cost/memory_model.h kCudaContextBytes + kWorkspaceBytes, static_assert there), so the reserve
+// never goes negative. At most hbm_gib above it.
+inline constexpr double kMaxNegativeReserveGib = 0.625;
+
+// host_overlap_exponent: 1 is the sum (host and GPU never overlap); the top of the range, 64, is
+// the plain max(gpu, host) (the smooth maximum is within 1.1%, 2^(1/64), of it there anyway).
+inline constexpr double kMinHostOverlapExponent = 1.0;
+inline constexpr double kMaxHostOverlapExponent = 64.0;
+
 }  // namespace tessera::physical

@@ -4,6 +4,7 @@
 #include <deque>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 
 #include "core/checks.h"
 #include "core/error.h"
@@ -127,10 +128,59 @@ const std::vector<GpuSpec>& gpu_catalog() {
   return catalog;
 }
 
+namespace {
+// The profile of this thread's ScopedProfile and the calibrated GPUs made from it (a deque, so
+// references find_gpu returned stay valid while the scope lives).
+struct ProfileOverlay {
+  std::optional<LoadedProfile> profile;
+  std::deque<GpuSpec> calibrated;
+};
+ProfileOverlay& profile_overlay() {
+  thread_local ProfileOverlay overlay;
+  return overlay;
+}
+
+const GpuSpec& calibrated_or_catalog(const GpuSpec& gpu) {
+  ProfileOverlay& overlay = profile_overlay();
+  if (!overlay.profile) return gpu;
+  for (const GpuSpec& g : overlay.calibrated)
+    if (g.key == gpu.key) return g;
+  for (const auto& entry : overlay.profile->gpus)
+    if (entry.key == gpu.key) return overlay.calibrated.emplace_back(apply_profile(gpu, *overlay.profile));
+  return gpu;
+}
+}  // namespace
+
+ScopedProfile::ScopedProfile(LoadedProfile profile) {
+  for (std::size_t i = 0; i < profile.gpus.size(); ++i) {
+    const std::string field = "profile.gpus[" + std::to_string(i) + "].key";
+    try {
+      const GpuSpec& gpu = find_gpu(profile.gpus[i].key);
+      if (gpu.key != profile.gpus[i].key)
+        throw Error(field, "'" + profile.gpus[i].key + "' is not a GPU key", "the key " + gpu.key);
+      (void)apply_profile(gpu, profile);  // its values within their ranges, before anything runs
+    } catch (const Error& e) {
+      throw Error(field + " (" + profile.file + ")", e.what(), "a profile written by tessera calibrate");
+    }
+  }
+  profile_overlay().profile = std::move(profile);
+  profile_overlay().calibrated.clear();
+}
+
+ScopedProfile::~ScopedProfile() {
+  profile_overlay().profile.reset();
+  profile_overlay().calibrated.clear();
+}
+
+const LoadedProfile* active_profile() {
+  const auto& p = profile_overlay().profile;
+  return p ? &*p : nullptr;
+}
+
 const GpuSpec& find_gpu(const std::string& name) {
   auto& registry = user_registry();
   const std::lock_guard lock(registry.mutex);
-  return find_gpu_in(name, registry.gpus);
+  return calibrated_or_catalog(find_gpu_in(name, registry.gpus));
 }
 
 void add_user_gpu(const GpuSpec& gpu) {
@@ -278,7 +328,10 @@ MixedCluster load_mixed_cluster(const std::string& text) {
       }
       mixed.inter_pool.bandwidth_bytes_per_s = smallest;
     }
-    mixed.inter_pool.latency_s = kNetworkLatencyS;
+    // A message between pools crosses both pools' networks: the slower one's latency bounds it.
+    mixed.inter_pool.latency_s = 0;
+    for (const auto& pool : mixed.pools)
+      mixed.inter_pool.latency_s = std::max(mixed.inter_pool.latency_s, pool.gpu.network_latency_s);
   }
   mixed.validate();
   return mixed;

@@ -10,6 +10,7 @@
 #include "hardware/cluster.h"
 #include "hardware/gpu_spec.h"
 #include "hardware/mixed_cluster.h"
+#include "io/calibration_profile_json.h"
 #include "io/gpu_json.h"
 
 namespace tessera {
@@ -29,6 +30,21 @@ std::vector<std::string> add_user_gpus_from_file(const std::string& path);
 void add_user_gpu(const GpuSpec& gpu);
 std::vector<GpuSpec> user_gpus();  // in registration order
 void clear_user_gpus();            // for tests: forget every registered GPU
+
+// --profile: while a ScopedProfile lives on a thread, find_gpu (and so every cluster that thread
+// builds) returns each GPU the profile calibrated with the profile's values applied
+// (calibration_profile_json.h). Thread-local, so concurrent Python calls with different profiles
+// do not see each other's; the planner's worker threads get clusters by value. Throws Error
+// ("profile.gpus[i].key") when a profile names an unknown GPU or gives a value its range refuses.
+class ScopedProfile {
+ public:
+  explicit ScopedProfile(LoadedProfile profile);
+  ~ScopedProfile();
+  ScopedProfile(const ScopedProfile&) = delete;
+  ScopedProfile& operator=(const ScopedProfile&) = delete;
+};
+// The profile in force on this thread, or nullptr.
+const LoadedProfile* active_profile();
 
 // "a100-sxm-80gb:1024", "H100:64", or a path to a cluster JSON:
 // {"gpu": "h100-sxm-80gb" | {<GPU object, as in a GPU file>}, "gpus": 64 | "nodes": 8,

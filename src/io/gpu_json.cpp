@@ -71,6 +71,16 @@ void read_efficiencies(const Json& j, const std::string& p, GpuSpec& g) {
   g.hbm_efficiency = get_number(j, "hbm_efficiency", p);
   g.nvlink_efficiency = get_number(j, "nvlink_efficiency", p);
   g.network_efficiency = get_number(j, "network_efficiency", p);
+  // The refittable terms: optional, defaulting to the cost model's shared constants, so a GPU
+  // file without them (data/gpus.json, a user's file) prices exactly as before calibration.
+  g.kernel_overhead_s = get_number_or(j, "kernel_overhead_s", p, kDefaultKernelOverheadS);
+  g.host_op_dispatch_s = get_number_or(j, "host_op_dispatch_s", p, kDefaultHostOpDispatchS);
+  g.nvlink_latency_s = get_number_or(j, "nvlink_latency_s", p, kDefaultNvlinkLatencyS);
+  g.network_latency_s = get_number_or(j, "network_latency_s", p, kDefaultNetworkLatencyS);
+  g.all_to_all_efficiency = get_number_or(j, "all_to_all_efficiency", p, kDefaultAllToAllEfficiency);
+  g.moe_dispatch_efficiency = get_number_or(j, "moe_dispatch_efficiency", p, kDefaultMoeDispatchEfficiency);
+  g.host_overlap_exponent = get_number_or(j, "host_overlap_exponent", p, kDefaultHostOverlapExponent);
+  g.memory_reserve_gib = get_number_or(j, "memory_reserve_gib", p, 0.0);
 }
 
 }  // namespace
@@ -85,7 +95,10 @@ GpuSpec gpu_from_json(const Json& j, const std::string& path, const std::string&
                              "mxfp8", "hbm_gib", "hbm_tbps", "nvlink_gbps", "gpus_per_node",
                              "network_gbps_per_gpu", "usable_memory_gib", "gemm_efficiency",
                              "fp8_gemm_efficiency", "gemm_half_dim", "attention_efficiency",
-                             "hbm_efficiency", "nvlink_efficiency", "network_efficiency"});
+                             "hbm_efficiency", "nvlink_efficiency", "network_efficiency",
+                             "kernel_overhead_s", "host_op_dispatch_s", "nvlink_latency_s",
+                             "network_latency_s", "all_to_all_efficiency", "moe_dispatch_efficiency", "host_overlap_exponent",
+                             "memory_reserve_gib"});
   read_identity(j, p, origin, g);
   read_figures(j, p, g);
   read_efficiencies(j, p, g);
@@ -133,7 +146,15 @@ nlohmann::json gpu_to_json(const GpuSpec& g) {
           {"hbm_efficiency", g.hbm_efficiency},
           {"nvlink_efficiency", g.nvlink_efficiency},
           {"network_efficiency", g.network_efficiency},
-          {"usable_memory_gib", g.usable_memory_gib}};
+          {"usable_memory_gib", g.usable_memory_gib},
+          {"kernel_overhead_s", g.kernel_overhead_s},
+          {"host_op_dispatch_s", g.host_op_dispatch_s},
+          {"nvlink_latency_s", g.nvlink_latency_s},
+          {"network_latency_s", g.network_latency_s},
+          {"all_to_all_efficiency", g.all_to_all_efficiency},
+          {"moe_dispatch_efficiency", g.moe_dispatch_efficiency},
+          {"host_overlap_exponent", g.host_overlap_exponent},
+          {"memory_reserve_gib", g.memory_reserve_gib}};
 }
 
 nlohmann::json gpus_to_json(const std::vector<GpuSpec>& gpus) {

@@ -180,6 +180,7 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::v
   const double nic = r.empty("inter_node_gbps") ? 0.0 : r.number("inter_node_gbps");
   if (nic == 0.0) out.assumed["inter_node_gbps"] = fmt::format("{} (catalog default)", gpu.network_gbps_per_gpu);
   const Cluster cluster = make_cluster(gpu, n, r.integer("gpus_per_node"), nic);
+  out.network_gbps_per_gpu = nic;
 
   Workload w;
   w.global_batch = r.integer("global_batch");

@@ -36,6 +36,7 @@ struct ValidationResult {
   // The row as Tessera values (for the planner comparison).
   ModelSpec model;
   Cluster cluster;
+  double network_gbps_per_gpu = 0;  // the row's inter_node_gbps (0 = the catalog's)
   Workload workload;
   Plan plan_value;
 };

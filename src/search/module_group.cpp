@@ -118,7 +118,8 @@ GroupOption option_from(const MultimodalSpec& model, const Cluster& cluster, con
   for (std::size_t i : group.members) {
     const ModuleSpec& m = model.modules[i];
     o.sync_s += module_grad_sync_s(m, cluster, plan);
-    MemoryBreakdown mm = module_memory(m, plan, scaled(loads.heaviest[i], share * static_cast<double>(inflight_slots)));
+    MemoryBreakdown mm = module_memory(m, plan, scaled(loads.heaviest[i], share * static_cast<double>(inflight_slots)),
+                                       cluster.gpu);
     if (i != group.members.front()) mm.framework_bytes = 0;  // one reserve per GPU
     o.peak_memory_bytes += mm.total();
   }

@@ -76,7 +76,7 @@ MultimodalPlan monolithic_plan(const MultimodalSpec& model, const Cluster& clust
   std::vector<double> busy(modules, 0.0);
   // The backbone's own host dispatch per virtual stage (its layers' operators).
   const LayerSplit split = split_layers(plan, model.backbone().transformer.layers);
-  const double host_layer_fwd_s = kHostOpsPerLayerForward * kHostOpDispatchS;
+  const double host_layer_fwd_s = kHostOpsPerLayerForward * cluster.gpu.host_op_dispatch_s;
   std::vector<double> backbone_host_fwd(static_cast<std::size_t>(virtual_stages)), backbone_host_bwd(static_cast<std::size_t>(virtual_stages));
   for (std::int64_t k = 0; k < virtual_stages; ++k) {
     const auto layers = static_cast<double>(split.virtual_stage_layers(k));
@@ -124,7 +124,7 @@ MultimodalPlan monolithic_plan(const MultimodalSpec& model, const Cluster& clust
     const ModuleSpec& mod = model.modules[i];
     if (mod.role == ModuleRole::backbone) continue;
     const double inflight = mod.role == ModuleRole::generator ? 1.0 : static_cast<double>(plan.pp);
-    MemoryBreakdown mm = module_memory(mod, module_plan, scaled(heaviest[i], cp_share * inflight));
+    MemoryBreakdown mm = module_memory(mod, module_plan, scaled(heaviest[i], cp_share * inflight), cluster.gpu);
     mm.framework_bytes = 0;  // the backbone's reserve covers the GPU
     (mod.role == ModuleRole::generator ? last : stage0) += mm.total();
   }

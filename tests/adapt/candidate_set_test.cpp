@@ -7,6 +7,7 @@
 #include "cost/cost_model.h"
 #include "io/gpu_catalog.h"
 #include "io/model_source.h"
+#include "plan/plan.h"
 
 namespace tessera {
 namespace {
@@ -41,6 +42,44 @@ TEST(CandidateSet, HoldsThePlannersBestAtEveryBatchAndEveryPlanWhereItRuns) {
   }
   // Plans found at one batch are candidates at the others too (batch-only moves).
   EXPECT_GT(set.candidates.size(), set.plans.size());
+}
+
+// The pricing build_candidates records rebuilds the cluster, so a candidate's run priced with the
+// catalog GPU is its predicted step time exactly.
+TEST(CandidateSet, RecordsThePricingThatReproducesItsStepTimes) {
+  const ModelSpec model = builtin_model("gpt3-1.7b");
+  const Cluster cluster = load_cluster("a100-sxm-80gb:8");
+  const CandidateSet set = build_candidates(model, cluster, 2048, std::vector<std::int64_t>{32});
+  ASSERT_TRUE(set.pricing.has_value());
+  EXPECT_EQ(set.pricing->model.name, model.name);
+  EXPECT_EQ(set.pricing->gpu.key, cluster.gpu.key);
+  EXPECT_EQ(set.pricing->shape.gpus, 8);
+  for (const Candidate& c : set.candidates) {
+    const RunMeasurement run = set.run_of(c);
+    EXPECT_TRUE(same_plan(run.plan, set.plan(c)));
+    EXPECT_EQ(run.workload.global_batch, c.global_batch);
+    EXPECT_DOUBLE_EQ(predict_iteration_time_s(run, set.pricing->gpu), c.predicted_step_time_s);
+  }
+  // Without pricing (step times the caller gave) there is no run to build.
+  CandidateSet given = set;
+  given.pricing.reset();
+  EXPECT_THROW(given.run_of(given.candidates.front()), Error);
+}
+
+TEST(CandidateSet, ShapeOfRebuildsMakeClusterAndRefusesEditedLinks) {
+  const GpuSpec gpu = find_gpu("h100-sxm-80gb");
+  for (const ClusterShape shape : {ClusterShape{4, 0, 0}, ClusterShape{32, 0, 0}, ClusterShape{16, 8, 200}}) {
+    const Cluster cluster = cluster_for(gpu, shape);
+    const auto back = shape_of(cluster);
+    ASSERT_TRUE(back.has_value());
+    const Cluster rebuilt = cluster_for(gpu, *back);
+    EXPECT_EQ(rebuilt.nodes, cluster.nodes);
+    EXPECT_EQ(rebuilt.gpus_per_node, cluster.gpus_per_node);
+    EXPECT_NEAR(rebuilt.inter_node.bandwidth_bytes_per_s / cluster.inter_node.bandwidth_bytes_per_s, 1.0, 1e-12);
+  }
+  Cluster edited = cluster_for(gpu, ClusterShape{32, 0, 0});
+  edited.intra_node.bandwidth_bytes_per_s *= 0.5;  // no NIC rate explains a slower NVLink
+  EXPECT_FALSE(shape_of(edited).has_value());
 }
 
 TEST(CandidateSet, NothingFitsIsAnErrorNamingTheCluster) {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "adapt/throughput_refit.h"
 #include "core/error.h"
 
@@ -26,6 +28,27 @@ TEST(ThroughputRefit, LearnsEachFamilysRatioAndLeavesOthersAtTheModel) {
   a.observe(fast, 2.0, 1.0, 5);
   for (int i = 0; i < 5; ++i) b.observe(fast, 2.0, 1.0);
   EXPECT_NEAR(a.scale(fast), b.scale(fast), 1e-12);
+}
+
+// Predictions that grow by 1 / factor leave measured / predicted = ratio x factor; the weight of
+// the steps behind it stays, so later steps move it as much as before.
+TEST(ThroughputRefit, RescaleMovesTheRatioOntoNewPredictions) {
+  ThroughputRefit moved(0.9), direct(0.9);
+  PlanFamily family, never;
+  never.pp = 2;
+  moved.observe(family, 1.5, 1.0, 3);
+  direct.observe(family, 1.5, 1.0 / 0.8, 3);  // the same steps against predictions 1 / 0.8 as long
+  moved.rescale(family, 0.8);
+  EXPECT_NEAR(moved.scale(family), 1.5 * 0.8, 1e-12);
+  EXPECT_NEAR(moved.scale(family), direct.scale(family), 1e-12);
+  moved.observe(family, 2.0, 1.0, 2);
+  direct.observe(family, 2.0, 1.0, 2);
+  EXPECT_NEAR(moved.scale(family), direct.scale(family), 1e-12);
+  moved.rescale(never, 2.0);
+  EXPECT_EQ(moved.scale(never), 1.0);
+  EXPECT_FALSE(moved.observed(never));
+  EXPECT_THROW(moved.rescale(family, 0.0), Error);
+  EXPECT_THROW(moved.rescale(family, std::nan("")), Error);
 }
 
 TEST(ThroughputRefit, RejectsInvalidTimes) {

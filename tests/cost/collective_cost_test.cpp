@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <utility>
 
 #include <gtest/gtest.h>
@@ -116,7 +118,7 @@ TEST(CollectiveCost, ExpertAllToAllInsideANodeByHand) {
   const Cluster c = make_cluster(find_gpu("h100-sxm-80gb"), 64);
   const double bytes = 134.2e6;  // Qwen3-235B: 2048 tokens x top-8 x 4096 x 2 bytes
   // ep 8 at stride 1: all 8 members in the node; 7/8 of the data crosses NVLink.
-  const double want = bytes * 7.0 / 8.0 / 360e9 + kNvlinkLatencyS;
+  const double want = bytes * 7.0 / 8.0 / 360e9 + kDefaultNvlinkLatencyS;
   EXPECT_LT(rel_err(expert_all_to_all_time_s(bytes, 8, 1, c), want), 1e-9);
   EXPECT_NEAR(c.intra_node.bandwidth_bytes_per_s, 360e9, 1e3);
 }
@@ -126,10 +128,10 @@ TEST(CollectiveCost, ExpertAllToAllAcrossNodesUsesOwnNic) {
   const double bytes = 134.2e6;
   // ep 32 at stride 1 spans 4 nodes: 7/32 over NVLink, 24/32 through this GPU's NIC at once.
   const double inter = bytes * 24.0 / 32.0 / 42.5e9, intra = bytes * 7.0 / 32.0 / 360e9;
-  const double want = std::max(inter, intra) + kNetworkLatencyS;
+  const double want = std::max(inter, intra) + kDefaultNetworkLatencyS;
   EXPECT_LT(rel_err(expert_all_to_all_time_s(bytes, 32, 1, c), want), 1e-9);
   // Members 4 apart (expert tensor parallel 4): 2 per node, 30/32 of the data crosses the NIC.
-  const double strided = bytes * 30.0 / 32.0 / 42.5e9 + kNetworkLatencyS;
+  const double strided = bytes * 30.0 / 32.0 / 42.5e9 + kDefaultNetworkLatencyS;
   EXPECT_LT(rel_err(expert_all_to_all_time_s(bytes, 32, 4, c), strided), 1e-9);
 }
 
@@ -140,11 +142,75 @@ TEST(CollectiveCost, DeduplicatedDispatchSendsEachTokenOncePerNode) {
   // 1 - (1/2)^8 of the time; the k copies then spread inside the nodes over NVLink.
   const double inter = tokens * token * (1.0 - std::pow(0.5, 8)) / 42.5e9;
   const double intra = tokens * token * 8.0 * 7.0 / 8.0 / 360e9;
-  const double want = std::max(inter, intra) + kNetworkLatencyS;
+  const double want = std::max(inter, intra) + kDefaultNetworkLatencyS;
   EXPECT_LT(rel_err(deduplicated_dispatch_time_s(token, tokens, 8, 16, 1, c), want), 1e-9);
   // Never more network bytes than the plain all-to-all of the same tokens.
   EXPECT_LE(deduplicated_dispatch_time_s(token, tokens, 8, 16, 1, c),
             expert_all_to_all_time_s(tokens * 8.0 * token, 16, 1, c));
 }
+Cluster with_gpu(const std::string& key, i64 gpus, const std::function<void(GpuSpec&)>& change) {
+  GpuSpec g = find_gpu(key);
+  change(g);
+  return make_cluster(g, gpus);
+}
+
+// The latency fields are the alpha of every collective: a ring all-reduce of a 1-byte message
+// changes by exactly 2 (n-1) x the latency's change, an all-gather by (n-1) x, a p2p by 1 x;
+// inside a node only nvlink_latency_s counts, across nodes only network_latency_s.
+TEST(CollectiveCost, LatencyFieldsMoveOnlyTheAlphaTerm) {
+  const double delta = 7e-6;
+  const Cluster base = make_cluster(find_gpu("h100-sxm-80gb"), 64);
+  const Cluster nv = with_gpu("h100-sxm-80gb", 64, [&](GpuSpec& g) { g.nvlink_latency_s += delta; });
+  const Cluster net = with_gpu("h100-sxm-80gb", 64, [&](GpuSpec& g) { g.network_latency_s += delta; });
+  for (i64 n : {2, 4, 8}) {  // tp inside a node
+    const GroupLink b = group_link(base, 1, n), l = group_link(nv, 1, n);
+    const double steps = double(n - 1);
+    EXPECT_NEAR(all_reduce_time_s(1.0, n, l) - all_reduce_time_s(1.0, n, b), 2.0 * steps * delta, 1e-15) << n;
+    EXPECT_NEAR(all_gather_time_s(1.0, n, l) - all_gather_time_s(1.0, n, b), steps * delta, 1e-15) << n;
+    EXPECT_NEAR(p2p_time_s(1.0, l) - p2p_time_s(1.0, b), delta, 1e-15);
+    EXPECT_EQ(all_reduce_time_s(1.0, n, group_link(net, 1, n)), all_reduce_time_s(1.0, n, b));
+    EXPECT_EQ(l.bandwidth_bytes_per_s, b.bandwidth_bytes_per_s);
+  }
+  for (i64 n : {2, 8}) {  // dp over tp = 8: one member per node
+    const GroupLink b = group_link(base, 8, n), l = group_link(net, 8, n);
+    EXPECT_NEAR(all_reduce_time_s(1.0, n, l) - all_reduce_time_s(1.0, n, b), 2.0 * double(n - 1) * delta, 1e-15);
+    EXPECT_EQ(all_reduce_time_s(1.0, n, group_link(nv, 8, n)), all_reduce_time_s(1.0, n, b));
+  }
+  // The expert all-to-all pays the latency once, on the slowest tier it crosses.
+  EXPECT_NEAR(expert_all_to_all_time_s(1e6, 8, 1, nv) - expert_all_to_all_time_s(1e6, 8, 1, base), delta, 1e-15);
+  EXPECT_NEAR(expert_all_to_all_time_s(1e6, 16, 1, net) - expert_all_to_all_time_s(1e6, 16, 1, base), delta, 1e-15);
+}
+
+// all_to_all_efficiency e scales the bus bandwidth of the all-to-all terms only: with e = 0.5 the
+// bandwidth part (time minus latency) doubles, on both tiers and for both dispatchers, and ring
+// collectives (a TP all-reduce) are unchanged.
+TEST(CollectiveCost, AllToAllEfficiencyScalesOnlyAllToAllBandwidth) {
+  const double e = 0.5;
+  for (i64 gpus : {8, 64}) {
+    const Cluster base = make_cluster(find_gpu("h100-sxm-80gb"), gpus);
+    const Cluster slow = with_gpu("h100-sxm-80gb", gpus, [&](GpuSpec& g) { g.all_to_all_efficiency = e; });
+    const i64 ep = gpus == 8 ? 8 : 32;  // one node, then four
+    const double alpha = ep <= 8 ? base.intra_node.latency_s : base.inter_node.latency_s;
+    const double bytes = 134.2e6;
+    const double a2a = expert_all_to_all_time_s(bytes, ep, 1, base) - alpha;
+    EXPECT_LT(rel_err(expert_all_to_all_time_s(bytes, ep, 1, slow) - alpha, a2a / e), 1e-12) << gpus;
+    const double token = 4096.0 * 2.0, tokens = 4096;
+    const double dedup = deduplicated_dispatch_time_s(token, tokens, 8, ep, 1, base) - alpha;
+    EXPECT_LT(rel_err(deduplicated_dispatch_time_s(token, tokens, 8, ep, 1, slow) - alpha, dedup / e), 1e-12);
+    // The ring all-to-all over a GroupLink from the cluster.
+    const GroupLink lb = group_link(base, 1, ep), ls = group_link(slow, 1, ep);
+    EXPECT_EQ(ls.all_to_all_efficiency, e);
+    const double ring_alpha = double(ep - 1) * lb.latency_s;
+    EXPECT_LT(rel_err(all_to_all_time_s(bytes, ep, ls) - ring_alpha, (all_to_all_time_s(bytes, ep, lb) - ring_alpha) / e),
+              1e-12);
+    // Ring collectives ignore it.
+    const GroupLink tb = group_link(base, 1, 8), ts = group_link(slow, 1, 8);
+    EXPECT_EQ(all_reduce_time_s(bytes, 8, ts), all_reduce_time_s(bytes, 8, tb));
+    EXPECT_EQ(all_gather_time_s(bytes, 8, ts), all_gather_time_s(bytes, 8, tb));
+    EXPECT_EQ(reduce_scatter_time_s(bytes, 8, ts), reduce_scatter_time_s(bytes, 8, tb));
+    EXPECT_EQ(p2p_time_s(bytes, ts), p2p_time_s(bytes, tb));
+  }
+}
+
 }  // namespace
 }  // namespace tessera

@@ -110,5 +110,24 @@ TEST(ComputeCost, AttentionNeverFasterThanPeak) {
     }
 }
 
+// kernel_overhead_s is a fixed cost per kernel: changing it by delta moves `count` GEMMs (or one
+// attention kernel) by exactly count x delta, and a memory-bound kernel not at all.
+TEST(ComputeCost, KernelOverheadAddsCountTimesItsChange) {
+  const GpuSpec base = find_gpu("h100-sxm-80gb");
+  GpuSpec doubled = base;
+  doubled.kernel_overhead_s = 2.0 * base.kernel_overhead_s;
+  const double delta = base.kernel_overhead_s;
+  for (double count : {1.0, 3.0, 64.0}) {
+    const double tiny = gemm_time_s(16, 16, 16, count, base, false);
+    EXPECT_NEAR(gemm_time_s(16, 16, 16, count, doubled, false) - tiny, count * delta, 1e-12 * count);
+    // A tiny GEMM is almost all overhead, a large one almost none: the change is the same.
+    const double large = gemm_time_s(8192, 8192, 8192, count, base, false);
+    EXPECT_NEAR(gemm_time_s(8192, 8192, 8192, count, doubled, false) - large, count * delta, 1e-9 * large);
+  }
+  EXPECT_NEAR(attention_time_s(1e9, doubled) - attention_time_s(1e9, base), delta, 1e-15);
+  EXPECT_EQ(memory_bound_time_s(1e9, doubled), memory_bound_time_s(1e9, base));
+  EXPECT_EQ(gemm_efficiency(512, 512, 512, doubled, false), gemm_efficiency(512, 512, 512, base, false));
+}
+
 }  // namespace
 }  // namespace tessera

@@ -302,5 +302,21 @@ TEST(CostModel, PartialFullRecomputeIsBetweenNoneAndFull) {
   EXPECT_DOUBLE_EQ(ea.peak_memory_bytes, ef.peak_memory_bytes);
 }
 
+// A calibration profile's memory_reserve_gib moves the reported peak by exactly that much and
+// changes no time; the fit follows the new peak.
+TEST(CostModel, MemoryReserveMovesThePeakOnly) {
+  for (Job j : {gpt3_175b(8, 8, 8, 512), llama3_70b()}) {
+    const Estimate base = j.run();
+    j.cluster.gpu.memory_reserve_gib = 3.0;
+    const Estimate more = j.run();
+    EXPECT_NEAR(more.peak_memory_bytes - base.peak_memory_bytes, 3.0 * units::kGiB, 1e-12 * base.peak_memory_bytes);
+    EXPECT_EQ(more.peak_memory_stage, base.peak_memory_stage);  // every stage moved alike
+    EXPECT_EQ(more.iteration_time_s, base.iteration_time_s);
+    EXPECT_EQ(more.time.compute_s, base.time.compute_s);
+    EXPECT_EQ(more.time.dp_comm_s, base.time.dp_comm_s);
+    EXPECT_EQ(more.fits, more.peak_memory_bytes <= more.usable_memory_bytes);
+  }
+}
+
 }  // namespace
 }  // namespace tessera

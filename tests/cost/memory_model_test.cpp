@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/units.h"
+#include "hardware/physical_ranges.h"
 #include "io/model_source.h"
 #include "model/parameter_count.h"
 
@@ -36,6 +38,9 @@ Workload workload(i64 gbs, i64 seq) {
   return w;
 }
 
+// stage_memory reads only the GPU's memory_reserve_gib (0 here: the modelled reserve).
+const GpuSpec kAnyGpu{};
+
 StageShape whole_model(const ModelSpec& m) {
   StageShape s;
   s.layers = m.layers;
@@ -60,7 +65,7 @@ TEST(MemoryModel, Gpt3UnshardedIs2Plus4Plus12BytesPerParameter) {
   const ModelSpec m = builtin_model("gpt3-175b");
   const double P = gpt3_175b_params_by_hand();
   Plan p;
-  const MemoryBreakdown mem = stage_memory(m, p, workload(8, 2048), whole_model(m));
+  const MemoryBreakdown mem = stage_memory(m, p, workload(8, 2048), whole_model(m), kAnyGpu);
   EXPECT_DOUBLE_EQ(mem.weights_bytes, 2.0 * P);
   EXPECT_DOUBLE_EQ(mem.gradients_bytes, 4.0 * P);
   EXPECT_DOUBLE_EQ(mem.optimizer_bytes, 12.0 * P);
@@ -78,19 +83,19 @@ TEST(MemoryModel, ZeroStagesDivideTheirTermsByDp) {
   p.dp = 8;
 
   p.zero = OptimizerSharding::zero1;
-  MemoryBreakdown mem = stage_memory(m, p, workload(8, 2048), whole_model(m));
+  MemoryBreakdown mem = stage_memory(m, p, workload(8, 2048), whole_model(m), kAnyGpu);
   EXPECT_DOUBLE_EQ(mem.weights_bytes, 2.0 * P);
   EXPECT_DOUBLE_EQ(mem.gradients_bytes, 4.0 * P);
   EXPECT_LT(rel_err(mem.optimizer_bytes, 12.0 * P / dp), 1e-12);
 
   p.zero = OptimizerSharding::zero2;
-  mem = stage_memory(m, p, workload(8, 2048), whole_model(m));
+  mem = stage_memory(m, p, workload(8, 2048), whole_model(m), kAnyGpu);
   EXPECT_DOUBLE_EQ(mem.weights_bytes, 2.0 * P);
   EXPECT_LT(rel_err(mem.gradients_bytes, 4.0 * P / dp), 1e-12);
   EXPECT_LT(rel_err(mem.optimizer_bytes, 12.0 * P / dp), 1e-12);
 
   p.zero = OptimizerSharding::zero3;
-  mem = stage_memory(m, p, workload(8, 2048), whole_model(m));
+  mem = stage_memory(m, p, workload(8, 2048), whole_model(m), kAnyGpu);
   EXPECT_LT(rel_err(mem.weights_bytes, 2.0 * P / dp), 1e-12);
   EXPECT_LT(rel_err(mem.gradients_bytes, 4.0 * P / dp), 1e-12);
   EXPECT_LT(rel_err(mem.optimizer_bytes, 12.0 * P / dp), 1e-12);
@@ -108,8 +113,8 @@ TEST(MemoryModel, ZeroShardsOverDpTimesCp) {
   Plan b = a;
   b.dp = 4;
   b.cp = 2;
-  const MemoryBreakdown ma = stage_memory(m, a, workload(8, 2048), whole_model(m));
-  const MemoryBreakdown mb = stage_memory(m, b, workload(8, 2048), whole_model(m));
+  const MemoryBreakdown ma = stage_memory(m, a, workload(8, 2048), whole_model(m), kAnyGpu);
+  const MemoryBreakdown mb = stage_memory(m, b, workload(8, 2048), whole_model(m), kAnyGpu);
   EXPECT_DOUBLE_EQ(ma.optimizer_bytes, mb.optimizer_bytes);
   EXPECT_DOUBLE_EQ(ma.weights_bytes, mb.weights_bytes);
 }
@@ -203,7 +208,7 @@ TEST(MemoryModel, ActivationsScaleWithLayersAndInflightMicrobatches) {
   s.layers = 12;
   s.has_embedding = true;
   s.inflight_microbatches = 8;
-  const MemoryBreakdown mem = stage_memory(m, p, workload(64, 2048), s);
+  const MemoryBreakdown mem = stage_memory(m, p, workload(64, 2048), s, kAnyGpu);
   const double sbh = 2048.0 * 1.0 * 12288.0;
   EXPECT_LT(rel_err(mem.activations_bytes, 34.0 * sbh * 96.0 / 8.0), 1e-12);
   EXPECT_EQ(mem.logits_bytes, 0.0);  // no output layer on the first stage
@@ -239,7 +244,7 @@ TEST(MemoryModel, ExpertOptimizerStateShardsOverExpertDp) {
   p.zero = OptimizerSharding::zero1;
   ASSERT_EQ(p.expert_dp(), 8);
   const StageParameters params = stage_parameters(m, p, whole_model(m));
-  const MemoryBreakdown mem = stage_memory(m, p, workload(64, 4096), whole_model(m));
+  const MemoryBreakdown mem = stage_memory(m, p, workload(64, 4096), whole_model(m), kAnyGpu);
   EXPECT_LT(rel_err(mem.optimizer_bytes, 12.0 * (params.dense / 16.0 + params.expert / 8.0)), 1e-12);
 }
 
@@ -253,9 +258,9 @@ TEST(MemoryModel, Zero3ReshardVariantsOrdered) {
   p.dp = 16;
   p.zero = OptimizerSharding::zero3;
   StageShape s = whole_model(m);
-  const MemoryBreakdown reshard = stage_memory(m, p, workload(64, 8192), s);
+  const MemoryBreakdown reshard = stage_memory(m, p, workload(64, 8192), s, kAnyGpu);
   p.reshard_after_forward = false;
-  const MemoryBreakdown kept = stage_memory(m, p, workload(64, 8192), s);
+  const MemoryBreakdown kept = stage_memory(m, p, workload(64, 8192), s, kAnyGpu);
   EXPECT_LT(reshard.total(), kept.total());
   EXPECT_DOUBLE_EQ(reshard.optimizer_bytes, kept.optimizer_bytes);
   EXPECT_DOUBLE_EQ(reshard.gradients_bytes, kept.gradients_bytes);
@@ -267,9 +272,9 @@ TEST(MemoryModel, Zero3ReshardVariantsOrdered) {
   half.has_embedding = true;
   half.inflight_microbatches = 2;
   q.reshard_after_forward = true;
-  const MemoryBreakdown pp_reshard = stage_memory(m, q, workload(64, 8192), half);
+  const MemoryBreakdown pp_reshard = stage_memory(m, q, workload(64, 8192), half, kAnyGpu);
   q.reshard_after_forward = false;
-  const MemoryBreakdown pp_resident = stage_memory(m, q, workload(64, 8192), half);
+  const MemoryBreakdown pp_resident = stage_memory(m, q, workload(64, 8192), half, kAnyGpu);
   EXPECT_LT(pp_reshard.total(), pp_resident.total());
   const double stage_params = stage_parameters(m, q, half).total();
   EXPECT_DOUBLE_EQ(pp_resident.weights_bytes, 2.0 * stage_params);
@@ -279,7 +284,7 @@ TEST(MemoryModel, Zero3ReshardVariantsOrdered) {
   // that reshards.
   Plan z1 = q;
   z1.zero = OptimizerSharding::zero1;
-  EXPECT_LT(pp_reshard.total(), stage_memory(m, z1, workload(64, 8192), half).total());
+  EXPECT_LT(pp_reshard.total(), stage_memory(m, z1, workload(64, 8192), half, kAnyGpu).total());
 }
 
 // FP8 GEMMs keep FP8 copies of the weights next to the 16-bit ones; --fp8-param-gather stores the
@@ -288,17 +293,17 @@ TEST(MemoryModel, Fp8WeightCopiesAndParamGather) {
   const ModelSpec m = builtin_model("llama3-70b");
   Plan p;
   p.tp = 8;
-  const MemoryBreakdown bf16 = stage_memory(m, p, workload(8, 8192), whole_model(m));
+  const MemoryBreakdown bf16 = stage_memory(m, p, workload(8, 8192), whole_model(m), kAnyGpu);
   const StageParameters params = stage_parameters(m, p, whole_model(m));
   p.precision = Precision::fp8;
-  const MemoryBreakdown fp8 = stage_memory(m, p, workload(8, 8192), whole_model(m));
+  const MemoryBreakdown fp8 = stage_memory(m, p, workload(8, 8192), whole_model(m), kAnyGpu);
   EXPECT_LT(rel_err(fp8.weights_bytes - bf16.weights_bytes, 2.0 * (params.gemm_dense + params.gemm_expert)), 1e-12);
   p.fp8_param_gather = true;
-  const MemoryBreakdown gather = stage_memory(m, p, workload(8, 8192), whole_model(m));
+  const MemoryBreakdown gather = stage_memory(m, p, workload(8, 8192), whole_model(m), kAnyGpu);
   EXPECT_DOUBLE_EQ(gather.weights_bytes, bf16.weights_bytes);  // 2 FP8 layouts = one 16-bit copy
   EXPECT_LT(gather.weights_bytes, fp8.weights_bytes);
   p.fp8_recipe = Fp8Recipe::mxfp8;
-  EXPECT_GT(stage_memory(m, p, workload(8, 8192), whole_model(m)).weights_bytes, gather.weights_bytes);
+  EXPECT_GT(stage_memory(m, p, workload(8, 8192), whole_model(m), kAnyGpu).weights_bytes, gather.weights_bytes);
   EXPECT_LT(params.gemm_dense, params.dense);  // norms, embedding and head are not GEMM weights
 }
 
@@ -313,7 +318,7 @@ TEST(MemoryModel, LargerCapacityFactorNeverReducesMemory) {
   double previous = 0;
   for (double cf : {1.0, 1.25, 1.5, 2.0, 3.0}) {
     p.capacity_factor = cf;
-    const double total = stage_memory(m, p, workload(16, 4096), whole_model(m)).total();
+    const double total = stage_memory(m, p, workload(16, 4096), whole_model(m), kAnyGpu).total();
     EXPECT_GT(total, previous) << cf;
     previous = total;
   }
@@ -329,10 +334,10 @@ TEST(MemoryModel, MtpModulesOnTheLastStage) {
   last.moe_layers = 16;
   last.has_output_head = true;
   last.inflight_microbatches = 1;
-  const MemoryBreakdown without = stage_memory(m, p, workload(8, 4096), last);
+  const MemoryBreakdown without = stage_memory(m, p, workload(8, 4096), last, kAnyGpu);
   const double params_without = stage_parameters(m, p, last).total();
   m.mtp_layers = 1;
-  const MemoryBreakdown with = stage_memory(m, p, workload(8, 4096), last);
+  const MemoryBreakdown with = stage_memory(m, p, workload(8, 4096), last, kAnyGpu);
   EXPECT_LT(rel_err(stage_parameters(m, p, last).total() - params_without, count_parameters(m).mtp), 1e-9);
   EXPECT_GT(with.activations_bytes, without.activations_bytes);
   EXPECT_GT(with.logits_bytes, without.logits_bytes);
@@ -340,9 +345,9 @@ TEST(MemoryModel, MtpModulesOnTheLastStage) {
   first.has_output_head = false;
   first.has_embedding = true;
   m.mtp_layers = 0;
-  const double first_without = stage_memory(m, p, workload(8, 4096), first).total();
+  const double first_without = stage_memory(m, p, workload(8, 4096), first, kAnyGpu).total();
   m.mtp_layers = 1;
-  EXPECT_DOUBLE_EQ(stage_memory(m, p, workload(8, 4096), first).total(), first_without);
+  EXPECT_DOUBLE_EQ(stage_memory(m, p, workload(8, 4096), first, kAnyGpu).total(), first_without);
 }
 
 // The runtime reserve: CUDA context and workspaces, plus NCCL buffers per communicator used.
@@ -354,6 +359,43 @@ TEST(MemoryModel, RuntimeReserveCountsCommunicators) {
   p.pp = 4;
   p.dp = 2;
   EXPECT_DOUBLE_EQ(runtime_reserve_bytes(p), kCudaContextBytes + kWorkspaceBytes + 3 * kNcclBytesPerCommunicator);
+}
+
+// memory_reserve_gib moves every stage's framework reserve, and so its peak, by exactly that many
+// GiB (negative down to minus the CUDA context + workspaces: the reserve stays >= 0), and no other
+// term of the breakdown.
+TEST(MemoryModel, MeasuredReserveShiftsEveryStageByExactlyItsSize) {
+  const ModelSpec m = builtin_model("llama3-70b");
+  Plan p;
+  p.tp = 8;
+  p.pp = 4;
+  p.dp = 2;
+  p.sequence_parallel = true;
+  const LayerSplit split = split_layers(p, m.layers);
+  for (const double gib : {3.0, -physical::kMaxNegativeReserveGib}) {
+    GpuSpec calibrated;
+    calibrated.memory_reserve_gib = gib;
+    for (i64 s = 0; s < p.pp; ++s) {
+      StageShape shape;
+      shape.layers = split.physical_stage_layers(s, p.pp);
+      shape.has_embedding = s == 0;
+      shape.has_output_head = s == p.pp - 1;
+      shape.inflight_microbatches = static_cast<double>(p.pp - s);
+      const MemoryBreakdown a = stage_memory(m, p, workload(64, 8192), shape, kAnyGpu);
+      const MemoryBreakdown b = stage_memory(m, p, workload(64, 8192), shape, calibrated);
+      // Exact up to rounding of the sums (a few ulps of the total).
+      EXPECT_NEAR(b.total() - a.total(), gib * units::kGiB, 1e-12 * a.total()) << "stage " << s;
+      EXPECT_NEAR(b.framework_bytes - a.framework_bytes, gib * units::kGiB, 1e-12 * a.total());
+      EXPECT_GE(b.framework_bytes, 0.0);
+      EXPECT_EQ(b.weights_bytes, a.weights_bytes);
+      EXPECT_EQ(b.gradients_bytes, a.gradients_bytes);
+      EXPECT_EQ(b.optimizer_bytes, a.optimizer_bytes);
+      EXPECT_EQ(b.activations_bytes, a.activations_bytes);
+      EXPECT_EQ(b.logits_bytes, a.logits_bytes);
+      EXPECT_EQ(b.buffers_bytes, a.buffers_bytes);
+    }
+  }
+  EXPECT_EQ(measured_reserve_bytes(kAnyGpu), 0.0);
 }
 
 }  // namespace

@@ -127,5 +127,53 @@ TEST(MoeLayerCost, LayerPatternCountsOnlyMoeLayersAsMoe) {
   EXPECT_EQ(mixed.model.moe_layers(), 24);
 }
 
+// moe_dispatch_efficiency e divides the routing / permutation memory-bound work only: permute_s
+// scales by 1/e exactly; router_s's scoring part too (its GEMM and kernel overheads stay), so its
+// change is linear in 1/e; expert GEMMs, activations, casts and every collective are unchanged.
+TEST(MoeLayerCost, MoeDispatchEfficiencyScalesOnlyRoutingAndPermutation) {
+  for (const char* plan : {"tp=4,ep=8,etp=1,gbs=512,seq=4096,force_balance=1",
+                           "tp=4,ep=8,etp=2,gbs=512,seq=4096,precision=fp8"}) {
+    const Job base = job("mixtral-8x7b", "h100-sxm-80gb:64", plan);
+    Job half = base, quarter = base;
+    half.cluster.gpu.moe_dispatch_efficiency = 0.5;
+    quarter.cluster.gpu.moe_dispatch_efficiency = 0.25;
+    const MoeBlockCost b = moe_block_cost(context(base));
+    const MoeBlockCost h = moe_block_cost(context(half));
+    const MoeBlockCost q = moe_block_cost(context(quarter));
+    EXPECT_GT(b.permute_s, 0.0);
+    EXPECT_NEAR(h.permute_s, 2.0 * b.permute_s, 1e-12 * b.permute_s);
+    EXPECT_NEAR(q.permute_s, 4.0 * b.permute_s, 1e-12 * b.permute_s);
+    const double scoring = h.router_s - b.router_s;  // the scoring passes at e = 1
+    EXPECT_GT(scoring, 0.0);
+    EXPECT_LT(scoring, b.router_s);  // the router GEMM and kernel overheads do not scale
+    EXPECT_NEAR(q.router_s - h.router_s, 2.0 * scoring, 1e-9 * scoring);
+    for (const MoeBlockCost* c : {&h, &q}) {
+      EXPECT_EQ(c->expert_gemm_s, b.expert_gemm_s) << plan;
+      EXPECT_EQ(c->expert_act_s, b.expert_act_s);
+      EXPECT_EQ(c->fp8_cast_s, b.fp8_cast_s);
+      EXPECT_EQ(c->shared_gemm_s, b.shared_gemm_s);
+      EXPECT_EQ(c->dispatch_s, b.dispatch_s);
+      EXPECT_EQ(c->etp_comm_s, b.etp_comm_s);
+      EXPECT_EQ(c->host_ops, b.host_ops);
+    }
+  }
+}
+
+// all_to_all_efficiency reaches the MoE block's dispatch (alltoall and flex) and nothing else.
+TEST(MoeLayerCost, AllToAllEfficiencySlowsOnlyTheDispatch) {
+  for (const char* dispatcher : {"alltoall", "flex"}) {
+    const Job base = job("qwen3-30b-a3b", "h100-sxm-80gb:64",
+                         std::string("tp=1,ep=16,gbs=512,seq=4096,force_balance=1,dispatcher=") + dispatcher);
+    Job slow = base;
+    slow.cluster.gpu.all_to_all_efficiency = 0.5;
+    const MoeBlockCost b = moe_block_cost(context(base));
+    const MoeBlockCost s = moe_block_cost(context(slow));
+    const double alpha = base.cluster.inter_node.latency_s;  // ep 16 spans two nodes
+    EXPECT_NEAR(s.dispatch_s - alpha, 2.0 * (b.dispatch_s - alpha), 1e-12 * b.dispatch_s) << dispatcher;
+    EXPECT_EQ(s.compute_s(), b.compute_s());
+    EXPECT_EQ(s.etp_comm_s, b.etp_comm_s);
+  }
+}
+
 }  // namespace
 }  // namespace tessera

@@ -93,6 +93,24 @@ TEST(Cluster, LinkBandwidthUnits) {
   EXPECT_GE(c.inter_node.latency_s, c.intra_node.latency_s);
 }
 
+// The link latencies are the GPU's (refittable by a calibration profile), copied as given.
+TEST(Cluster, LinkLatenciesComeFromTheGpu) {
+  const Cluster defaults = make_cluster(gpu(), 64);
+  EXPECT_EQ(defaults.intra_node.latency_s, kDefaultNvlinkLatencyS);
+  EXPECT_EQ(defaults.inter_node.latency_s, kDefaultNetworkLatencyS);
+  GpuSpec g = gpu();
+  g.nvlink_latency_s = 2.5e-6;
+  g.network_latency_s = 17e-6;
+  const Cluster c = make_cluster(g, 64);
+  EXPECT_EQ(c.intra_node.latency_s, 2.5e-6);
+  EXPECT_EQ(c.inter_node.latency_s, 17e-6);
+  // Bandwidths do not depend on the latencies.
+  EXPECT_EQ(c.intra_node.bandwidth_bytes_per_s, defaults.intra_node.bandwidth_bytes_per_s);
+  EXPECT_EQ(c.inter_node.bandwidth_bytes_per_s, defaults.inter_node.bandwidth_bytes_per_s);
+  g.network_latency_s = 0;
+  EXPECT_EQ(thrown_field([&] { make_cluster(g, 8); }), "gpu.test-gpu.network_latency_s");
+}
+
 TEST(Cluster, NetworkOverride) {
   const Cluster c = make_cluster(gpu(), 64, 0, 400);
   EXPECT_LT(rel_err(c.inter_node.bandwidth_bytes_per_s, 50e9 * 0.9), 1e-12);

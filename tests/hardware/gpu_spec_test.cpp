@@ -127,6 +127,64 @@ TEST(GpuSpec, FiguresOutsideThePhysicalRangeAreRefused) {
   EXPECT_NO_THROW(slow.validate());
 }
 
+// The refittable terms (issue 14): defaults validate; each field has its own physical range
+// (hardware/physical_ranges.h), both ends accepted, just outside refused with the field named.
+TEST(GpuSpec, RefittableTermsHaveTheirOwnRanges) {
+  using namespace physical;
+  struct Case {
+    std::string field;
+    std::function<void(GpuSpec&, double)> set;
+    double min, max;
+  };
+  const double hbm = sample().hbm_gib;
+  const std::vector<Case> cases = {
+      {"kernel_overhead_s", [](GpuSpec& g, double v) { g.kernel_overhead_s = v; }, kMinFixedTimeS, kMaxFixedTimeS},
+      {"nvlink_latency_s", [](GpuSpec& g, double v) { g.nvlink_latency_s = v; }, kMinFixedTimeS, kMaxFixedTimeS},
+      {"network_latency_s", [](GpuSpec& g, double v) { g.network_latency_s = v; }, kMinFixedTimeS, kMaxFixedTimeS},
+      {"host_op_dispatch_s", [](GpuSpec& g, double v) { g.host_op_dispatch_s = v; }, kMinFixedTimeS, kMaxFixedTimeS},
+      {"all_to_all_efficiency", [](GpuSpec& g, double v) { g.all_to_all_efficiency = v; }, kMinRelativeEfficiency,
+       kMaxAllToAllEfficiency},
+      {"moe_dispatch_efficiency", [](GpuSpec& g, double v) { g.moe_dispatch_efficiency = v; },
+       kMinRelativeEfficiency, kMaxMoeDispatchEfficiency},
+      {"memory_reserve_gib", [](GpuSpec& g, double v) { g.memory_reserve_gib = v; }, -kMaxNegativeReserveGib, hbm},
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const auto& c : cases) {
+    for (const double ok : {c.min, c.max}) {
+      GpuSpec g = sample();
+      c.set(g, ok);
+      EXPECT_NO_THROW(g.validate()) << c.field << " = " << ok;
+    }
+    const double below = c.min > 0 ? c.min / 2 : c.min * 1.01;
+    for (const double bad : {below, c.max * 1.01, nan, inf, -inf}) {
+      GpuSpec g = sample();
+      c.set(g, bad);
+      EXPECT_EQ(thrown_field([&] { g.validate(); }), "gpu.test-gpu." + c.field) << c.field << " = " << bad;
+    }
+  }
+  // Latencies and kernel overhead are never 0; host dispatch may be (a graph-captured model).
+  GpuSpec g = sample();
+  g.host_op_dispatch_s = 0;
+  EXPECT_NO_THROW(g.validate());
+  g.kernel_overhead_s = 0;
+  EXPECT_EQ(thrown_field([&] { g.validate(); }), "gpu.test-gpu.kernel_overhead_s");
+  g = sample();
+  g.network_latency_s = 0;
+  EXPECT_EQ(thrown_field([&] { g.validate(); }), "gpu.test-gpu.network_latency_s");
+}
+
+TEST(GpuSpec, RefittableTermsDefaultToTheSharedConstants) {
+  const GpuSpec g = sample();
+  EXPECT_EQ(g.kernel_overhead_s, kDefaultKernelOverheadS);
+  EXPECT_EQ(g.host_op_dispatch_s, kDefaultHostOpDispatchS);
+  EXPECT_EQ(g.nvlink_latency_s, kDefaultNvlinkLatencyS);
+  EXPECT_EQ(g.network_latency_s, kDefaultNetworkLatencyS);
+  EXPECT_EQ(g.all_to_all_efficiency, kDefaultAllToAllEfficiency);
+  EXPECT_EQ(g.moe_dispatch_efficiency, kDefaultMoeDispatchEfficiency);
+  EXPECT_EQ(g.memory_reserve_gib, 0.0);
+}
+
 // Names and provenance: an alias may not be empty; family and source are free text (a custom
 // GPU's family is kCustomGpuFamily by convention of the file reader, not a validation rule).
 TEST(GpuSpec, AliasesMustBeNonEmpty) {
@@ -149,6 +207,8 @@ TEST(GpuSpec, EqualityCoversNamesProvenanceAndFigures) {
       [](GpuSpec& g) { g.aliases = {"t"}; },       [](GpuSpec& g) { g.mxfp8 = true; },
       [](GpuSpec& g) { g.gemm_half_dim += 1; },    [](GpuSpec& g) { g.usable_memory_gib -= 1; },
       [](GpuSpec& g) { g.gpus_per_node = 4; },     [](GpuSpec& g) { g.name += " (other)"; },
+      [](GpuSpec& g) { g.kernel_overhead_s *= 2; }, [](GpuSpec& g) { g.memory_reserve_gib = 1; },
+      [](GpuSpec& g) { g.all_to_all_efficiency = 0.5; },
   };
   for (const auto& change : changes) {
     GpuSpec g = sample();

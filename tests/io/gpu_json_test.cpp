@@ -95,5 +95,59 @@ TEST(GpuJson, BadValuesAndUnknownKeysAreNamed) {
             "gpu_file.extra");
 }
 
+// The refittable terms (issue 14) are optional: a file without them (data/gpus.json, every
+// user file written before calibration) gets the cost model's shared defaults.
+TEST(GpuJson, RefittableTermsAreOptionalWithTheDefaults) {
+  Json j = b200_entry();
+  for (const char* key : {"kernel_overhead_s", "host_op_dispatch_s", "nvlink_latency_s", "network_latency_s",
+                          "all_to_all_efficiency", "moe_dispatch_efficiency", "memory_reserve_gib"}) {
+    EXPECT_TRUE(j.contains(key)) << key << " is always written";
+    j.erase(key);
+  }
+  const GpuSpec g = gpu_from_json(j, "gpu", "a test");
+  EXPECT_EQ(g.kernel_overhead_s, kDefaultKernelOverheadS);
+  EXPECT_EQ(g.host_op_dispatch_s, kDefaultHostOpDispatchS);
+  EXPECT_EQ(g.nvlink_latency_s, kDefaultNvlinkLatencyS);
+  EXPECT_EQ(g.network_latency_s, kDefaultNetworkLatencyS);
+  EXPECT_EQ(g.all_to_all_efficiency, kDefaultAllToAllEfficiency);
+  EXPECT_EQ(g.moe_dispatch_efficiency, kDefaultMoeDispatchEfficiency);
+  EXPECT_EQ(g.memory_reserve_gib, 0.0);
+  EXPECT_EQ(g, find_gpu("b200"));  // the catalog file itself omits them
+}
+
+// A calibrated GPU (every refittable term off its default) prints and reads back identically.
+TEST(GpuJson, CalibratedTermsRoundTrip) {
+  GpuSpec g = find_gpu("h100-sxm-80gb");
+  g.key = "h100-calibrated";
+  g.aliases.clear();
+  g.kernel_overhead_s = 3.7e-6;
+  g.host_op_dispatch_s = 0;  // graph-captured
+  g.nvlink_latency_s = 3.1e-6;
+  g.network_latency_s = 12.5e-6;
+  g.all_to_all_efficiency = 1.35;
+  g.moe_dispatch_efficiency = 0.6;
+  g.memory_reserve_gib = -0.25;
+  const Json printed = Json::parse(gpu_to_json(g).dump(2));
+  EXPECT_EQ(printed.at("all_to_all_efficiency").get<double>(), 1.35);
+  EXPECT_EQ(gpu_from_json(printed, "gpu", "a test"), g);
+}
+
+TEST(GpuJson, RefittableTermsOutOfRangeAreNamed) {
+  const auto field_with = [](const char* key, const Json& value) {
+    Json j = b200_entry();
+    j[key] = value;
+    return thrown_field([&] { gpu_from_json(j, "gpu", "a test"); });
+  };
+  EXPECT_EQ(field_with("kernel_overhead_s", 0), "gpu.b200.kernel_overhead_s");
+  EXPECT_EQ(field_with("kernel_overhead_s", 4.5), "gpu.b200.kernel_overhead_s");  // microseconds typed as s
+  EXPECT_EQ(field_with("host_op_dispatch_s", -1e-6), "gpu.b200.host_op_dispatch_s");
+  EXPECT_EQ(field_with("nvlink_latency_s", 1e-308), "gpu.b200.nvlink_latency_s");
+  EXPECT_EQ(field_with("network_latency_s", "slow"), "gpu.b200.network_latency_s");
+  EXPECT_EQ(field_with("all_to_all_efficiency", 2.5), "gpu.b200.all_to_all_efficiency");
+  EXPECT_EQ(field_with("moe_dispatch_efficiency", 0.01), "gpu.b200.moe_dispatch_efficiency");
+  EXPECT_EQ(field_with("memory_reserve_gib", -1.0), "gpu.b200.memory_reserve_gib");  // below -(context + workspace)
+  EXPECT_EQ(field_with("memory_reserve_gib", 1000.0), "gpu.b200.memory_reserve_gib");  // above hbm_gib
+}
+
 }  // namespace
 }  // namespace tessera

@@ -78,7 +78,8 @@ BALANCE = dict(keys("schema_version", "source", "method", "dp", "microbatches", 
 GPU = keys("key", "name", "family", "source", "aliases", "bf16_tflops", "fp8_tflops", "mxfp8", "hbm_gib",
            "usable_memory_gib", "hbm_tbps", "nvlink_gbps", "gpus_per_node", "network_gbps_per_gpu", "gemm_efficiency",
            "fp8_gemm_efficiency", "gemm_half_dim", "attention_efficiency", "hbm_efficiency", "nvlink_efficiency",
-           "network_efficiency")
+           "network_efficiency", "kernel_overhead_s", "host_op_dispatch_s", "nvlink_latency_s", "network_latency_s",
+           "all_to_all_efficiency", "moe_dispatch_efficiency", "host_overlap_exponent", "memory_reserve_gib")
 GPUS = dict(schema_version=None, gpus=[GPU])
 # README "Model JSON": `tessera models --json` prints each zoo model in that format (every key, with
 # its default), plus its exact parameter counts; README "tessera models" lists the multimodal ones.

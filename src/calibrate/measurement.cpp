@@ -1,0 +1,57 @@
+#include "calibrate/measurement.h"
+
+#include "core/units.h"
+#include "cost/collective_cost.h"
+#include "cost/compute_cost.h"
+#include "cost/cost_model.h"
+
+namespace tessera {
+
+Cluster cluster_for(const GpuSpec& gpu, const ClusterShape& shape) {
+  return make_cluster(gpu, shape.gpus, shape.gpus_per_node, shape.network_gbps_per_gpu);
+}
+
+std::string_view collective_kind_name(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::all_reduce: return "all_reduce";
+    case CollectiveKind::all_gather: return "all_gather";
+    case CollectiveKind::reduce_scatter: return "reduce_scatter";
+    case CollectiveKind::all_to_all: return "all_to_all";
+    case CollectiveKind::send_recv: return "send_recv";
+  }
+  return "all_reduce";
+}
+
+double predict_iteration_time_s(const RunMeasurement& run, const GpuSpec& gpu) {
+  return estimate(run.model, cluster_for(gpu, run.shape), run.plan, run.workload).iteration_time_s;
+}
+
+double predict_peak_memory_gib(const RunMeasurement& run, const GpuSpec& gpu) {
+  return estimate(run.model, cluster_for(gpu, run.shape), run.plan, run.workload).peak_memory_bytes / units::kGiB;
+}
+
+double predict_collective_time_s(const CollectiveMeasurement& c, const GpuSpec& gpu) {
+  const std::int64_t per_node = c.gpus_per_node > 0 ? c.gpus_per_node : gpu.gpus_per_node;
+  const Cluster cluster = make_cluster(gpu, c.nodes * per_node, per_node, c.network_gbps_per_gpu);
+  const std::int64_t ranks = cluster.gpus();
+  const GroupLink ring = group_link(cluster, 1, ranks);
+  switch (c.kind) {
+    case CollectiveKind::all_reduce: return all_reduce_time_s(c.bytes, ranks, ring);
+    case CollectiveKind::all_gather: return all_gather_time_s(c.bytes, ranks, ring);
+    case CollectiveKind::reduce_scatter: return reduce_scatter_time_s(c.bytes, ranks, ring);
+    case CollectiveKind::all_to_all: return expert_all_to_all_time_s(c.bytes, ranks, 1, cluster);
+    case CollectiveKind::send_recv: {
+      // nccl-tests' sendrecv sends to the next rank: across a node boundary on multi-node runs.
+      const GroupLink link = cluster.nodes > 1 ? group_link(cluster, cluster.gpus_per_node, 2) : ring;
+      return p2p_time_s(c.bytes, link);
+    }
+  }
+  return 0.0;
+}
+
+double predict_gemm_tflops(const GemmMeasurement& g, const GpuSpec& gpu) {
+  const double time_s = gemm_time_s(g.m, g.n, g.k, 1.0, gpu, g.fp8);
+  return 2.0 * g.m * g.n * g.k / time_s / 1e12;
+}
+
+}  // namespace tessera

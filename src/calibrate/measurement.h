@@ -1,0 +1,74 @@
+// What `tessera calibrate` fits to: measurements of the user's own cluster, as plain values.
+// The readers in src/io/ (validation CSV rows, Megatron-LM / torchtitan logs, nccl-tests output,
+// GEMM sweeps) produce them; `predict_*` gives the cost model's value for a GPU's parameters.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hardware/cluster.h"
+#include "model/model_spec.h"
+#include "plan/plan.h"
+
+namespace tessera {
+
+// The cluster a measurement ran on, without its GPU's parameters (those are what is fitted).
+struct ClusterShape {
+  std::int64_t gpus = 0;
+  std::int64_t gpus_per_node = 0;     // 0 = the GPU's default node size
+  double network_gbps_per_gpu = 0;    // 0 = the GPU's catalog NIC
+};
+Cluster cluster_for(const GpuSpec& gpu, const ClusterShape& shape);
+
+// One training run: its steady iteration time and, where logged, its peak memory per GPU.
+struct RunMeasurement {
+  std::string id;  // where it comes from ("runs.csv row vtrain-single-0003", "train.log:120")
+  ModelSpec model;
+  GpuSpec gpu;     // the catalog entry it ran on
+  ClusterShape shape;
+  Plan plan;
+  Workload workload;
+  double iteration_time_s = 0;
+  std::optional<double> peak_memory_gib;
+};
+
+enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv };
+std::string_view collective_kind_name(CollectiveKind kind);
+
+// One row of a collective benchmark (nccl-tests): `bytes` as nccl-tests sizes it (the full
+// gathered / reduced buffer; for all-to-all what one rank sends in all; for send/recv one message).
+struct CollectiveMeasurement {
+  std::string id;
+  GpuSpec gpu;
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  double bytes = 0;
+  std::int64_t nodes = 1, gpus_per_node = 0;
+  double network_gbps_per_gpu = 0;  // 0 = catalog
+  double time_s = 0;
+};
+
+// One GEMM of a sweep: (m x k) * (k x n) at `tflops` achieved.
+struct GemmMeasurement {
+  std::string id;
+  GpuSpec gpu;
+  double m = 0, n = 0, k = 0;
+  bool fp8 = false;
+  double tflops = 0;
+};
+
+struct CalibrationData {
+  std::vector<RunMeasurement> runs;
+  std::vector<CollectiveMeasurement> collectives;
+  std::vector<GemmMeasurement> gemms;
+  bool empty() const { return runs.empty() && collectives.empty() && gemms.empty(); }
+};
+
+// The cost model's value of each measurement with `gpu`'s parameters (same key as the measurement's).
+double predict_iteration_time_s(const RunMeasurement& run, const GpuSpec& gpu);
+double predict_peak_memory_gib(const RunMeasurement& run, const GpuSpec& gpu);
+double predict_collective_time_s(const CollectiveMeasurement& c, const GpuSpec& gpu);
+double predict_gemm_tflops(const GemmMeasurement& g, const GpuSpec& gpu);
+
+}  // namespace tessera

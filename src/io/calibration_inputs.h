@@ -1,0 +1,28 @@
+// What `tessera calibrate` reads, turned into CalibrationData: validation-schema CSVs (--runs),
+// training logs (--log, with the run's model, cluster and plan from the log's own launch
+// arguments or from --model / --cluster / --plan / --megatron-args / --torchtitan-config),
+// nccl-tests outputs (--nccl FILE[@NODESxGPUS]) and a GEMM sweep (--gemm).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "calibrate/measurement.h"
+
+namespace tessera {
+
+struct CalibrationInputs {
+  std::vector<std::string> runs_files;
+  std::vector<std::string> log_files;
+  std::vector<std::string> nccl_arguments;  // FILE or FILE@NODESxGPUS
+  std::string gemm_file;
+  // The GPU of logs, nccl-tests outputs and GEMM sweeps (CSV rows name their own).
+  std::string gpu;
+  // The run of every --log, where its own launch arguments do not say (or to check them against).
+  std::string model, cluster, plan, megatron_args, torchtitan_config;
+};
+
+// Throws Error naming the input (file and line) on anything it cannot read.
+CalibrationData read_calibration_inputs(const CalibrationInputs& inputs);
+
+}  // namespace tessera

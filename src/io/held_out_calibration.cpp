@@ -1,0 +1,128 @@
+#include "io/held_out_calibration.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <tuple>
+
+#include "core/seeded_random.h"
+#include "io/calibration_runs.h"
+
+namespace tessera {
+
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+// Spearman over groups of equal (model, GPUs, batch) with >= 3 rows, of `predicted` against the
+// rows' measured time.
+struct RankAgreement {
+  double mean = 0;
+  std::size_t groups = 0;
+};
+constexpr std::size_t kMinRankGroup = 3;
+RankAgreement rank_agreement(const std::vector<const ValidationResult*>& rows, const std::vector<double>& predicted) {
+  std::map<std::tuple<std::string, std::int64_t, std::int64_t>, std::pair<std::vector<double>, std::vector<double>>> groups;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    auto& g = groups[{rows[i]->model_name, rows[i]->n_gpus, rows[i]->global_batch}];
+    g.first.push_back(predicted[i]);
+    g.second.push_back(rows[i]->measured_time_s);
+  }
+  RankAgreement out;
+  double sum = 0;
+  for (const auto& [key, g] : groups) {
+    if (g.first.size() < kMinRankGroup) continue;
+    sum += spearman(g.first, g.second);
+    ++out.groups;
+  }
+  out.mean = out.groups ? sum / static_cast<double>(out.groups) : 0.0;
+  return out;
+}
+
+HeldOutDraw run_draw(const std::string& group, const std::vector<const ValidationResult*>& members,
+                     std::uint64_t seed, const HeldOutOptions& options, std::vector<double>& before_all,
+                     std::vector<double>& after_all) {
+  std::vector<std::size_t> order(members.size());
+  std::iota(order.begin(), order.end(), 0);
+  SeededRandom random(seed);
+  random.shuffle(std::span<std::size_t>(order));
+  HeldOutDraw draw;
+  draw.group = group;
+  draw.seed = seed;
+  CalibrationData data;
+  for (std::size_t i = 0; i < options.rows_per_draw; ++i) {
+    data.runs.push_back(run_measurement(*members[order[i]], ""));
+    draw.fitted_on.push_back(members[order[i]]->id);
+  }
+  const CalibrationProfile profile = calibrate(data, options.calibration);
+  draw.parameters = profile.parameters;
+  std::vector<const ValidationResult*> rest;
+  std::vector<double> before_t, after_t, before_err, after_err;
+  for (std::size_t i = options.rows_per_draw; i < order.size(); ++i) {
+    const ValidationResult& row = *members[order[i]];
+    const RunMeasurement run = run_measurement(row, "");
+    const double after = predict_iteration_time_s(run, calibrated_gpu(run.gpu, profile));
+    rest.push_back(&row);
+    before_t.push_back(row.predicted_time_s);
+    after_t.push_back(after);
+    before_err.push_back(std::abs(100.0 * (row.measured_time_s / row.predicted_time_s - 1.0)));
+    after_err.push_back(std::abs(100.0 * (row.measured_time_s / after - 1.0)));
+  }
+  // Errors in the metric's own direction: time error = predicted / measured - 1 for time rows;
+  // for rate metrics (TFLOP/s, MFU, tokens/s) measured / predicted time - 1, as validate reports.
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    if (rest[i]->metric == "iter_time_s") {
+      before_err[i] = std::abs(100.0 * (before_t[i] / rest[i]->measured_time_s - 1.0));
+      after_err[i] = std::abs(100.0 * (after_t[i] / rest[i]->measured_time_s - 1.0));
+    }
+  }
+  draw.predicted = rest.size();
+  draw.median_abs_error_before_pct = median(before_err);
+  draw.median_abs_error_after_pct = median(after_err);
+  const RankAgreement rb = rank_agreement(rest, before_t), ra = rank_agreement(rest, after_t);
+  draw.mean_spearman_before = rb.mean;
+  draw.mean_spearman_after = ra.mean;
+  draw.spearman_groups = ra.groups;
+  before_all.insert(before_all.end(), before_err.begin(), before_err.end());
+  after_all.insert(after_all.end(), after_err.begin(), after_err.end());
+  return draw;
+}
+
+}  // namespace
+
+HeldOutCalibration held_out_calibration(const std::vector<ValidationResult>& rows,
+                                        const std::function<std::string(const ValidationResult&)>& group_of,
+                                        const HeldOutOptions& options) {
+  std::map<std::string, std::vector<const ValidationResult*>> groups;
+  for (const auto& row : rows) groups[group_of(row)].push_back(&row);
+  HeldOutCalibration out;
+  std::vector<double> before_all, after_all;
+  double spearman_before = 0, spearman_after = 0;
+  std::size_t spearman_draws = 0;
+  for (const auto& [group, members] : groups) {
+    if (members.size() <= options.rows_per_draw) continue;
+    for (std::size_t d = 0; d < options.draws; ++d) {
+      out.draws.push_back(run_draw(group, members, options.seed + d, options, before_all, after_all));
+      if (out.draws.back().spearman_groups > 0) {
+        spearman_before += out.draws.back().mean_spearman_before;
+        spearman_after += out.draws.back().mean_spearman_after;
+        ++spearman_draws;
+      }
+    }
+  }
+  out.median_abs_error_before_pct = median(before_all);
+  out.median_abs_error_after_pct = median(after_all);
+  if (spearman_draws) {
+    out.mean_spearman_before = spearman_before / static_cast<double>(spearman_draws);
+    out.mean_spearman_after = spearman_after / static_cast<double>(spearman_draws);
+  }
+  return out;
+}
+
+}  // namespace tessera

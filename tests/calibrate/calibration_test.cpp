@@ -1,0 +1,160 @@
+#include "calibrate/calibration.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/error.h"
+#include "io/gpu_catalog.h"
+#include "io/model_source.h"
+#include "io/plan_text.h"
+
+namespace tessera {
+namespace {
+
+// Runs of gpt3-1.7b on one A100 node: layouts that weigh the GEMM, host and NVLink terms differently.
+std::vector<RunMeasurement> runs_on(const GpuSpec& catalog) {
+  std::vector<RunMeasurement> out;
+  const ModelSpec model = builtin_model("gpt3-1.7b");
+  const char* plans[] = {"tp=1,pp=1,mb=4,gbs=32,seq=2048", "tp=2,pp=1,mb=2,gbs=32,seq=2048",
+                         "tp=4,pp=2,mb=1,gbs=32,seq=2048", "tp=8,pp=1,mb=8,gbs=64,seq=2048",
+                         "tp=2,pp=2,mb=1,gbs=16,seq=2048", "tp=1,pp=4,mb=2,gbs=64,seq=2048"};
+  for (const char* text : plans) {
+    RunMeasurement run;
+    run.id = text;
+    run.model = model;
+    run.gpu = catalog;
+    run.shape = {8, 8, 0};
+    const PlanRequest request = load_plan(text, model, cluster_for(catalog, run.shape));
+    run.plan = request.plan;
+    run.workload = request.workload;
+    out.push_back(run);
+  }
+  return out;
+}
+
+// Measurements made on a "true" GPU: each run's time is the cost model's with the true values.
+CalibrationData measured_on(const GpuSpec& catalog, const GpuSpec& truth) {
+  CalibrationData data;
+  data.runs = runs_on(catalog);
+  for (auto& run : data.runs) run.iteration_time_s = predict_iteration_time_s(run, truth);
+  return data;
+}
+
+// Synthetic measurements are exact: without the prior the fit must land on the truth.
+CalibrationOptions exact() {
+  CalibrationOptions o;
+  o.prior_sigma = 0;
+  return o;
+}
+
+const ParameterFit& fit_of(const CalibrationProfile& p, const std::string& name) {
+  for (const auto& f : p.parameters)
+    if (f.name == name) return f;
+  throw std::runtime_error("no parameter " + name);
+}
+
+TEST(Calibration, RecoversASlowerGemmRateFromIterationTimes) {
+  const GpuSpec catalog = find_gpu("a100-sxm-80gb");
+  GpuSpec truth = catalog;
+  truth.gemm_efficiency = 0.9 * catalog.gemm_efficiency;  // a power-capped node
+  const CalibrationProfile p = calibrate(measured_on(catalog, truth), exact());
+  const ParameterFit& gemm = fit_of(p, "gemm_efficiency");
+  EXPECT_EQ(gemm.status, ParameterStatus::fitted);
+  EXPECT_NEAR(gemm.fitted / truth.gemm_efficiency, 1.0, 0.02);
+  EXPECT_GT(p.median_abs_error_before_pct, 3.0);
+  EXPECT_LT(p.median_abs_error_after_pct, 0.5);
+  for (const auto& row : p.measurements) EXPECT_LT(std::abs(row.error_after_pct()), 1.5) << row.id;
+}
+
+TEST(Calibration, NcclBenchmarksAloneMoveOnlyCommunicationParameters) {
+  const GpuSpec catalog = find_gpu("h100-sxm-80gb");
+  GpuSpec truth = catalog;
+  // A slower scale-out network (NICs at 60% of the catalog's bus bandwidth, 3x the latency):
+  // single-node rows stay as predicted, 4-node rows are bound by the NICs.
+  truth.network_efficiency = 0.6 * catalog.network_efficiency;
+  truth.network_latency_s = 3 * catalog.network_latency_s;
+  CalibrationData data;
+  for (std::int64_t nodes : {1, 4})
+    for (double bytes = 1 << 10; bytes <= 1e9; bytes *= 8) {
+      CollectiveMeasurement c{"all_reduce", catalog, CollectiveKind::all_reduce, bytes, nodes, 8, 0, 0};
+      c.time_s = predict_collective_time_s(c, truth);
+      data.collectives.push_back(c);
+    }
+  const CalibrationProfile p = calibrate(data, exact());
+  ASSERT_EQ(p.gpus.size(), 1u);
+  for (const auto& def : calibration_parameters()) {
+    const ParameterFit& f = fit_of(p, std::string(def.name));
+    if (def.term != ParameterTerm::communication)
+      EXPECT_EQ(p.gpus[0].*def.field, catalog.*def.field) << def.name;  // exactly the catalog
+    else
+      EXPECT_NE(f.status, ParameterStatus::not_measured) << def.name;
+  }
+  EXPECT_NEAR(p.gpus[0].network_latency_s / truth.network_latency_s, 1.0, 0.05);
+  EXPECT_NEAR(p.gpus[0].network_efficiency / truth.network_efficiency, 1.0, 0.02);
+  EXPECT_LT(p.median_abs_error_after_pct, 1.0);
+}
+
+TEST(Calibration, GemmSweepRecoversTheShapeCurve) {
+  const GpuSpec catalog = find_gpu("h100-sxm-80gb");
+  GpuSpec truth = catalog;
+  truth.gemm_efficiency = 0.66;
+  truth.gemm_half_dim = 1.5 * catalog.gemm_half_dim;
+  CalibrationData data;
+  for (double d : {256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0}) {
+    GemmMeasurement g{"gemm", catalog, d, d, d, false, 0};
+    g.tflops = predict_gemm_tflops(g, truth);
+    data.gemms.push_back(g);
+  }
+  const CalibrationProfile p = calibrate(data, exact());
+  EXPECT_NEAR(p.gpus[0].gemm_efficiency / 0.66, 1.0, 0.02);
+  EXPECT_NEAR(p.gpus[0].gemm_half_dim / truth.gemm_half_dim, 1.0, 0.05);
+  EXPECT_EQ(fit_of(p, "nvlink_efficiency").status, ParameterStatus::not_identified);
+}
+
+TEST(Calibration, PeakMemoryFitsTheReserveAsTheMedianGap) {
+  const GpuSpec catalog = find_gpu("a100-sxm-80gb");
+  CalibrationData data = measured_on(catalog, catalog);
+  const double gaps[] = {2.0, 2.5, 1.5, 9.0, 2.0, 2.25};  // one odd run (9 GiB) does not move the median
+  for (std::size_t i = 0; i < data.runs.size(); ++i)
+    data.runs[i].peak_memory_gib = predict_peak_memory_gib(data.runs[i], catalog) + gaps[i];
+  const CalibrationProfile p = calibrate(data);
+  EXPECT_NEAR(p.gpus[0].memory_reserve_gib, 2.125, 1e-9);  // median of the gaps
+  EXPECT_EQ(fit_of(p, "memory_reserve_gib").status, ParameterStatus::fitted);
+}
+
+TEST(Calibration, WithoutPeaksTheReserveIsNotMeasured) {
+  const GpuSpec catalog = find_gpu("a100-sxm-80gb");
+  const CalibrationProfile p = calibrate(measured_on(catalog, catalog));
+  EXPECT_EQ(fit_of(p, "memory_reserve_gib").status, ParameterStatus::not_measured);
+  EXPECT_EQ(p.gpus[0].memory_reserve_gib, catalog.memory_reserve_gib);
+  EXPECT_LT(p.median_abs_error_after_pct, 1e-6);  // the catalog is the truth: nothing to move
+}
+
+TEST(Calibration, RejectsEmptyAndNonPositiveMeasurements) {
+  EXPECT_THROW(calibrate(CalibrationData{}), Error);
+  const GpuSpec catalog = find_gpu("a100-sxm-80gb");
+  CalibrationData data = measured_on(catalog, catalog);
+  data.runs[2].iteration_time_s = -1.0;
+  try {
+    calibrate(data);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(data.runs[2].id), std::string::npos);
+  }
+}
+
+TEST(Calibration, OnlineTermsRestrictWhatMoves) {
+  const GpuSpec catalog = find_gpu("a100-sxm-80gb");
+  GpuSpec truth = catalog;
+  truth.gemm_efficiency *= 0.9;
+  truth.nvlink_efficiency *= 0.7;
+  CalibrationOptions options;
+  options.terms = {ParameterTerm::compute, ParameterTerm::host};
+  const CalibrationProfile p = calibrate(measured_on(catalog, truth), options);
+  EXPECT_EQ(p.gpus[0].nvlink_efficiency, catalog.nvlink_efficiency);
+  EXPECT_NE(p.gpus[0].gemm_efficiency, catalog.gemm_efficiency);
+}
+
+}  // namespace
+}  // namespace tessera

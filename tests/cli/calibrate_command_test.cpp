@@ -1,0 +1,105 @@
+// `tessera calibrate` end to end (README "tessera calibrate"): the profile it writes changes what
+// --profile commands predict and they say so; nccl-tests output moves only communication terms;
+// bad inputs are one line naming the field, exit 2.
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "calibrate/calibration_parameter.h"
+#include "cli_process.h"
+
+namespace tessera {
+namespace {
+
+using testing::CliScratchTest;
+using testing::describe;
+using testing::RunResult;
+
+const std::string kRoot = TESSERA_SOURCE_DIR;
+const std::string kFit = kRoot + "/examples/calibration/fit.csv";
+const std::string kRest = kRoot + "/examples/calibration/rest.csv";
+const std::string kFixtures = kRoot + "/tests/io/fixtures/";
+
+class CalibrateCommand : public CliScratchTest {
+ protected:
+  void SetUp() override {
+    CliScratchTest::SetUp();
+    command_ = {"calibrate"};
+  }
+};
+
+TEST_F(CalibrateCommand, ProfileLowersTheErrorOfTheRunsNotFittedAndReportsItself) {
+  const std::string profile = (dir_ / "p.json").string();
+  const nlohmann::json fit = run_json({"--runs", kFit, "-o", profile});
+  EXPECT_LT(fit["summary"]["median_abs_error_after_pct"].get<double>(),
+            fit["summary"]["median_abs_error_before_pct"].get<double>());
+  EXPECT_EQ(fit["fitted_on"]["runs"], 5);
+  EXPECT_EQ(nlohmann::json::parse(testing::read_file(profile)), fit);  // -o writes what --json prints
+  command_.clear();
+  const nlohmann::json catalog = run_json({"validate", kRest});
+  const nlohmann::json calibrated = run_json({"validate", kRest, "--profile", profile});
+  EXPECT_LT(calibrated["summary"]["median_abs_error_pct"].get<double>(),
+            catalog["summary"]["median_abs_error_pct"].get<double>());
+  EXPECT_FALSE(catalog.contains("profile"));
+  ASSERT_TRUE(calibrated.contains("profile"));
+  EXPECT_EQ(calibrated["profile"]["gpus"], nlohmann::json::array({"a100-class"}));
+  const RunResult text = run({"validate", kRest, "--profile", profile});
+  EXPECT_NE(text.out.find("calibration profile " + profile + " applied to a100-class"), std::string::npos);
+}
+
+TEST_F(CalibrateCommand, NcclTestsOutputMovesOnlyCommunicationParameters) {
+  const nlohmann::json p = run_json({"--nccl", kFixtures + "bench/all_reduce_gb10_2x1.txt", "--gpu", "h100"});
+  ASSERT_FALSE(p["parameters"].empty());
+  for (const auto& param : p["parameters"]) {
+    if (param["term"] == "communication") continue;
+    EXPECT_TRUE(param["status"] == "not_identified" || param["status"] == "not_measured") << param;
+    EXPECT_EQ(param["fitted"], param["catalog"]) << param;
+  }
+  for (const auto& [name, value] : p["gpus"][0]["parameters"].items()) {
+    const CalibrationParameter* def = find_calibration_parameter(name);
+    ASSERT_NE(def, nullptr) << name;
+  }
+}
+
+TEST_F(CalibrateCommand, BadInputsAreOneLineNamingTheField) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string field;
+  };
+  const std::string garbled = file("garbled.log",
+                                   " [2024-04-11 10:00:00] iteration       10/     100 | consumed samples:         1280 | "
+                                   "elapsed time per iteration (ms): 54x0.7 | learning rate: 1.0E-04 | global batch size:   128 |\n")
+                                  .string();
+  const Case cases[] = {
+      {{}, "calibrate"},
+      {{"--nccl", kFixtures + "bench/all_reduce_gb10_2x1.txt"}, "--gpu"},
+      {{"--nccl", kFixtures + "bench/alltoall_h100_1x4_truncated.txt", "--gpu", "h100"}, "nccl:"},
+      {{"--log", kFixtures + "logs/torchtitan_interleaved.log", "--gpu", "h100", "--model", "llama3-8b"}, "log:"},
+      {{"--log", garbled, "--gpu", "h100", "--model", "llama3-8b", "--plan", "gbs=128"}, "log:"},
+      {{"--log", kFixtures + "logs/megatron_mixtral_h100.log", "--gpu", "h100", "--cluster", "h100:16", "--plan",
+        "tp=2,gbs=128,seq=4096"},
+       "tensor_model_parallel_size"},
+      {{"--runs", kFit, "--gpu", "h100x"}, "gpu"},  // a misspelt --gpu, even where the rows name their GPU
+      {{"--held-out", kRest, "--group", "publisher"}, "--group"},
+      {{"--held-out", kRest, "--draws", "0"}, "--draws"},
+  };
+  for (const Case& c : cases) {
+    const RunResult r = run(c.args);
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_NE(r.err.find(c.field), std::string::npos) << describe(r);
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << describe(r);  // one line
+  }
+}
+
+TEST_F(CalibrateCommand, AProfileThatNamesAnUnknownGpuIsRefused) {
+  const std::string bad = file("bad.json", R"({"schema_version": 1, "kind": "tessera-calibration-profile",
+      "gpus": [{"key": "z100", "parameters": {"gemm_efficiency": 0.5}}]})").string();
+  command_.clear();
+  const RunResult r = run({"estimate", "--profile", bad});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_NE(r.err.find("profile.gpus[0].key"), std::string::npos) << describe(r);
+}
+
+}  // namespace
+}  // namespace tessera
