@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "core/percentile.h"
 
 namespace tessera {
 
@@ -138,13 +139,6 @@ GpuSpec fit_time_parameters(const GpuMeasurements& g, const CalibrationOptions& 
   for (std::size_t j = 0; j < params.size(); ++j)
     if (free[j]) out.*(params[j]->field) = std::exp(result.x[j]);
   return out;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const std::size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
 // memory_reserve_gib: the median of measured minus predicted peak, within its bounds; its

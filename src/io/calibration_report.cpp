@@ -6,6 +6,8 @@
 
 #include <fmt/core.h>
 
+#include "core/percentile.h"
+
 namespace tessera {
 
 namespace {
@@ -48,12 +50,7 @@ namespace {
 struct Spread {
   double min = 0, median = 0, max = 0;
 };
-Spread spread(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  if (v.empty()) return {};
-  const std::size_t h = v.size() / 2;
-  return {v.front(), v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]), v.back()};
-}
+Spread spread(const std::vector<double>& v) { return {percentile(v, 0), median(v), percentile(v, 100)}; }
 }  // namespace
 
 std::string held_out_text(const HeldOutCalibration& result) {

@@ -6,19 +6,13 @@
 #include <numeric>
 #include <tuple>
 
+#include "core/percentile.h"
 #include "core/seeded_random.h"
 #include "io/calibration_runs.h"
 
 namespace tessera {
 
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const std::size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
 
 // Spearman over groups of equal (model, GPUs, batch) with >= 3 rows, of `predicted` against the
 // rows' measured time.
@@ -43,6 +37,15 @@ RankAgreement rank_agreement(const std::vector<const ValidationResult*>& rows, c
   }
   out.mean = out.groups ? sum / static_cast<double>(out.groups) : 0.0;
   return out;
+}
+
+// The error of a prediction of `row` whose iteration time is `predicted_time_s`, in the row's own
+// metric as validate reports it: a time metric errs by predicted / measured - 1, a rate metric
+// (TFLOP/s, MFU, tokens/s, all proportional to 1 / time) by measured / predicted time - 1.
+double metric_error_pct(const ValidationResult& row, double predicted_time_s) {
+  const double ratio = row.metric == "iter_time_s" ? predicted_time_s / row.measured_time_s
+                                                   : row.measured_time_s / predicted_time_s;
+  return 100.0 * (ratio - 1.0);
 }
 
 HeldOutDraw run_draw(const std::string& group, const std::vector<const ValidationResult*>& members,
@@ -71,16 +74,8 @@ HeldOutDraw run_draw(const std::string& group, const std::vector<const Validatio
     rest.push_back(&row);
     before_t.push_back(row.predicted_time_s);
     after_t.push_back(after);
-    before_err.push_back(std::abs(100.0 * (row.measured_time_s / row.predicted_time_s - 1.0)));
-    after_err.push_back(std::abs(100.0 * (row.measured_time_s / after - 1.0)));
-  }
-  // Errors in the metric's own direction: time error = predicted / measured - 1 for time rows;
-  // for rate metrics (TFLOP/s, MFU, tokens/s) measured / predicted time - 1, as validate reports.
-  for (std::size_t i = 0; i < rest.size(); ++i) {
-    if (rest[i]->metric == "iter_time_s") {
-      before_err[i] = std::abs(100.0 * (before_t[i] / rest[i]->measured_time_s - 1.0));
-      after_err[i] = std::abs(100.0 * (after_t[i] / rest[i]->measured_time_s - 1.0));
-    }
+    before_err.push_back(std::abs(row.error_pct));
+    after_err.push_back(std::abs(metric_error_pct(row, after)));
   }
   draw.predicted = rest.size();
   draw.median_abs_error_before_pct = median(before_err);

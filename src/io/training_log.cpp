@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/percentile.h"
 #include "io/megatron_log.h"
 #include "io/torchtitan_log.h"
 
@@ -34,12 +35,6 @@ std::vector<LogLine> split_lines(std::string_view text) {
 unsigned field_mask(const LogIteration& it) {
   return (it.tflops_per_gpu ? 1u : 0u) | (it.mfu_pct ? 2u : 0u) | (it.tokens_per_s_per_gpu ? 4u : 0u) |
          (it.memory_gib ? 8u : 0u) | (it.loss ? 16u : 0u) | (it.global_batch ? 32u : 0u);
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 // Iteration lines of one run from one rank, numbered upwards.

@@ -354,15 +354,6 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::v
 
 }  // namespace
 
-double percentile(std::vector<double> values, double q) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  const double pos = q / 100.0 * static_cast<double>(values.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const auto hi = std::min(lo + 1, values.size() - 1);
-  return values[lo] + (pos - static_cast<double>(lo)) * (values[hi] - values[lo]);
-}
-
 namespace {
 std::vector<double> average_ranks(const std::vector<double>& v) {
   std::vector<std::size_t> order(v.size());

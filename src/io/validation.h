@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/percentile.h"  // percentile(), used with the summaries
 #include "cost/cost_model.h"
 #include "cost/estimate.h"
 #include "hardware/cluster.h"
@@ -94,7 +95,5 @@ std::vector<ClassSummary> summarize_by_class(const ValidationReport& report);
 // Spearman rank correlation (average ranks for ties). Returns 0 for fewer than 2 points or
 // a constant series.
 double spearman(const std::vector<double>& a, const std::vector<double>& b);
-// Linear-interpolated percentile (q in [0, 100]) of values.
-double percentile(std::vector<double> values, double q);
 
 }  // namespace tessera

@@ -1,5 +1,5 @@
-// Validation helpers: Spearman rank correlation with average ranks for ties, numpy-default
-// (linear) percentiles, and the metric conversions of ../shared/validation/README.md §2: a
+// Validation helpers: Spearman rank correlation with average ranks for ties, and the metric
+// conversions of ../shared/validation/README.md §2 (percentiles: tests/core/percentile_test.cpp): a
 // measured value built in the test from a known iteration time must convert back to that time.
 #include "io/validation.h"
 
@@ -59,24 +59,6 @@ TEST(Spearman, DegenerateInputsAreZero) {
   EXPECT_EQ(spearman({1, 1, 1}, {1, 2, 3}), 0.0);
   EXPECT_EQ(spearman({1, 2}, {1, 2, 3}), 0.0);
 }
-
-// --- percentile ------------------------------------------------------------------------------
-
-// numpy.percentile's default ("linear"): position q/100 * (n - 1) in the sorted values.
-TEST(Percentile, MatchesNumpyLinear) {
-  EXPECT_DOUBLE_EQ(percentile({1, 2, 3, 4}, 50), 2.5);        // np.percentile([1,2,3,4], 50)
-  EXPECT_DOUBLE_EQ(percentile({4, 1, 3, 2}, 50), 2.5);        // order does not matter
-  EXPECT_NEAR(percentile({1, 2, 3, 4, 10}, 90), 7.6, 1e-12);   // pos 3.6: 4 + 0.6 * 6
-  EXPECT_DOUBLE_EQ(percentile({10, 20, 30}, 25), 15.0);       // pos 0.5
-  EXPECT_NEAR(percentile({3, 1, 2}, 90), 2.8, 1e-12);         // pos 1.8
-  EXPECT_DOUBLE_EQ(percentile({5, 1, 9, 7}, 0), 1.0);
-  EXPECT_DOUBLE_EQ(percentile({5, 1, 9, 7}, 100), 9.0);
-  EXPECT_DOUBLE_EQ(percentile({42}, 90), 42.0);
-  EXPECT_DOUBLE_EQ(percentile({2, 2, 2, 8}, 50), 2.0);
-  EXPECT_NEAR(percentile({0.5, 12.0, 3.0, 7.25, 1.0, 40.0}, 75), 10.8125, 1e-12);  // pos 3.75
-}
-
-TEST(Percentile, EmptyIsZero) { EXPECT_EQ(percentile({}, 50), 0.0); }
 
 // --- metric conversions ----------------------------------------------------------------------
 
