@@ -6,6 +6,7 @@
 
 #include "adapt/statistical_efficiency.h"
 #include "core/error.h"
+#include "search/planner.h"
 
 namespace tessera {
 
@@ -51,8 +52,29 @@ GoodputController::GoodputController(CandidateSet candidates, ReconfigurationCos
   for (const Plan& plan : candidates_.plans) plan_family_.push_back(family_of(plan));
   plan_scale_.assign(candidates_.plans.size(), 1.0);
   for (const Candidate& c : candidates_.candidates) model_step_time_s_.push_back(c.predicted_step_time_s);
+  allowed_at_.assign(candidates_.plans.size() * candidates_.batches.size(), kNoCandidate);
+  for (std::size_t i : allowed_) {
+    const std::size_t slot = plan_batch_slot(candidates_.candidates[i]);
+    if (slot < allowed_at_.size()) allowed_at_[slot] = i;
+  }
   current_ = start_candidate();
   history_.push_back(ConfigurationChange{0.0, current_});
+}
+
+std::size_t GoodputController::plan_batch_slot(const Candidate& c) const {
+  const auto& batches = candidates_.batches;
+  const auto at = std::lower_bound(batches.begin(), batches.end(), c.global_batch);
+  if (at == batches.end() || *at != c.global_batch || c.plan_index >= candidates_.plans.size())
+    return allowed_at_.size();  // a set built by hand may list its batches otherwise: no slot
+  return c.plan_index * batches.size() + static_cast<std::size_t>(at - batches.begin());
+}
+
+bool GoodputController::current_plan_ties(const Candidate& to, std::size_t to_index) const {
+  Candidate same = to;
+  same.plan_index = current_candidate().plan_index;
+  const std::size_t slot = plan_batch_slot(same);
+  const std::size_t j = slot < allowed_at_.size() ? allowed_at_[slot] : kNoCandidate;
+  return j != kNoCandidate && predicted_step_time_s(j) <= predicted_step_time_s(to_index) * (1.0 + kTimeTieFraction);
 }
 
 double GoodputController::noise_scale() const {
@@ -179,6 +201,9 @@ ControllerDecision GoodputController::decide() const {
     if (i == current_) continue;
     const Candidate& to = candidates_.candidates[i];
     const bool plan_change = to.plan_index != from.plan_index;
+    // No restart for a plan the current one ties with at that batch (the planner's tie tolerance):
+    // the batch-only change to the current plan is a candidate of its own.
+    if (plan_change && current_plan_ties(to, i)) continue;
     const double margin = plan_change ? options_.plan_hysteresis : options_.batch_hysteresis;
     const double g = predicted_goodput(i, d.noise_scale);
     if (g < d.current_goodput * (1.0 + margin)) continue;

@@ -178,6 +178,9 @@ class GoodputController {
   std::vector<double> plan_scale_;       // residual scale per plan (its family's), kept current
   std::vector<double> model_step_time_s_;  // per candidate, with the refitted GPU
   std::vector<ObservedCandidate> observed_;
+  // Per (plan, grid batch): the allowed candidate there, or kNoCandidate.
+  static constexpr std::size_t kNoCandidate = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> allowed_at_;
   std::optional<CalibrationProfile> profile_;
   std::optional<GpuSpec> refitted_gpu_;
   std::int64_t refit_count_ = 0;
@@ -186,6 +189,10 @@ class GoodputController {
   double progress_tokens_ = 0;
   std::vector<ConfigurationChange> history_;
 
+  std::size_t plan_batch_slot(const Candidate& c) const;
+  // Whether the current plan runs `to`'s batch (allowed) predicted within the planner's tie
+  // tolerance (kTimeTieFraction) of `to`: then switching to `to` would pay a restart for nothing.
+  bool current_plan_ties(const Candidate& to, std::size_t to_index) const;
   // Adds the steps to the current candidate's mean; true when a refit would use new information.
   bool record(double measured_step_time_s, std::int64_t steps);
   // calibrate() over every observed candidate, every candidate priced again, the residuals moved

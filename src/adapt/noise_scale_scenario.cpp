@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "adapt/batch_grid.h"
+#include "adapt/critical_batch_trajectory.h"
 #include "core/checks.h"
 #include "core/error.h"
 #include "model/parameter_count.h"
@@ -44,10 +45,6 @@ constexpr double kPlateauTokensPerParam = 2.0;
 // zero3-slower: ZeRO-3 (FSDP) plans take 18.2% longer than predicted: the largest error of the cost
 // model on a published run, the SC'21 ZeRO-3 175B row (README "Accuracy": +18.2% in TFLOP/s).
 constexpr double kZero3TimeScale = 1.182;
-// The trajectory is tabulated at this many points, log-spaced in tokens from this fraction of the
-// budget to the budget (and held at the first value below it).
-constexpr int kTrajectoryPoints = 64;
-constexpr double kTrajectoryStartFraction = 1e-6;
 // Bounds for validation. Tokens: 1e16, 700x Llama 3 405B's 15.6T-token pre-training (arXiv
 // 2407.21783, section 3.1); the simulator's work does not grow with them (decision windows and
 // optimum segments are bounded in number). Sequence length: 2^24, above any model's context.
@@ -63,24 +60,11 @@ constexpr double kMaxJitter = 0.5;
 constexpr double kMaxNoiseDimension = 1e9;
 
 constexpr const char* kBuiltinNames[] = {"pretrain", "warmup", "plateau", "zero3-slower"};
-
-double non_embedding_parameters(const ModelSpec& model) {
-  // Kaplan et al.'s N: the main model's active non-embedding weights (MTP modules are a training
-  // aid, not part of the model whose loss the scaling law describes).
-  const ParameterCount p = count_parameters(model);
-  return p.main_active() - p.embedding - p.output_head;
-}
-
-std::vector<NoiseScalePoint> kaplan_trajectory(double non_embedding_params, double budget_tokens) {
-  std::vector<NoiseScalePoint> points;
-  const double start = budget_tokens * kTrajectoryStartFraction;
-  points.push_back({0.0, kaplan_critical_batch_tokens(non_embedding_params, start)});
-  for (int i = 0; i < kTrajectoryPoints; ++i) {
-    const double tokens = start * std::pow(budget_tokens / start, static_cast<double>(i) / (kTrajectoryPoints - 1));
-    points.push_back({tokens, kaplan_critical_batch_tokens(non_embedding_params, tokens)});
-  }
-  return points;
-}
+constexpr const char* kLargeClusterNames[] = {"cbs-pretrain", "cbs-ramp", "deepseek-pretrain", "llama3-schedule"};
+// Large-cluster batch bounds: up to 2^25 tokens, twice Llama 3 405B's final 16M-token batch
+// (arXiv 2407.21783, section 3.4.1) and one 4,096-token sequence per GPU at 8,192 GPUs.
+constexpr double kLargeClusterMaxBatchTokens = 33554432.0;
+// cbs-ramp: the rise of the merrill trajectory, its first kMerrillKneeFraction of the run.
 
 // A number to 3 significant digits, for descriptions.
 std::string short_number(double x) {
@@ -94,6 +78,13 @@ void require_finite_in(const std::string& field, double value, double low, doubl
 }
 
 }  // namespace
+
+double non_embedding_parameters(const ModelSpec& model) {
+  // Kaplan et al.'s N: the main model's active non-embedding weights (MTP modules are a training
+  // aid, not part of the model whose loss the scaling law describes).
+  const ParameterCount p = count_parameters(model);
+  return p.main_active() - p.embedding - p.output_head;
+}
 
 double StepTimeScale::of(const Plan& plan) const {
   double scale = all;
@@ -185,18 +176,63 @@ BatchBounds default_batch_bounds(std::int64_t seq_len) {
   return b;
 }
 
-std::vector<std::string> builtin_scenario_names() { return {std::begin(kBuiltinNames), std::end(kBuiltinNames)}; }
+namespace {
 
-NoiseScaleScenario builtin_scenario(const std::string& name, const ModelSpec& model) {
-  const auto names = builtin_scenario_names();
-  if (std::find(names.begin(), names.end(), name) == names.end())
-    throw Error("scenario", "no built-in scenario '" + name + "'", "pretrain, warmup, plateau, zero3-slower");
+std::int64_t scenario_seq_len(const ModelSpec& model, std::int64_t seq_len) {
+  if (seq_len != 0) {
+    require_positive("seq_len", seq_len, kMaxSeqLen);
+    return seq_len;
+  }
+  return std::min(kScenarioSeqLen, model.max_context);
+}
+
+std::string names_text(const std::vector<std::string>& names) {
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i) text += (i == 0 ? "" : ", ") + names[i];
+  return text;
+}
+
+void set_bounds(NoiseScaleScenario& s, const BatchBounds& bounds) {
+  s.reference_batch = bounds.reference_batch;
+  s.min_batch = bounds.min_batch;
+  s.max_batch = bounds.max_batch;
+}
+
+std::string range_text(const NoiseScaleScenario& s) {
+  double low = s.noise_scale.front().noise_scale_tokens, high = low;
+  for (const NoiseScalePoint& p : s.noise_scale) {
+    low = std::min(low, p.noise_scale_tokens);
+    high = std::max(high, p.noise_scale_tokens);
+  }
+  return short_number(low) + " to " + short_number(high) + " tokens per batch";
+}
+
+NoiseScaleScenario large_cluster_scenario(const std::string& name, const ModelSpec& model, std::int64_t seq_len) {
+  const double n = non_embedding_parameters(model);
+  const double run_tokens = kChinchillaTokensPerParam * count_parameters(model).total();
+  NoiseScaleScenario s;
+  s.name = name;
+  s.seq_len = scenario_seq_len(model, seq_len);
+  set_bounds(s, large_cluster_batch_bounds(s.seq_len));
+  Trajectory trajectory = Trajectory::merrill;
+  if (name == "deepseek-pretrain") trajectory = Trajectory::deepseek;
+  if (name == "llama3-schedule") trajectory = Trajectory::llama3;
+  s.token_budget = name == "cbs-ramp" ? kMerrillKneeFraction * run_tokens : run_tokens;
+  s.noise_scale = trajectory_points(trajectory, n, run_tokens, s.token_budget);
+  s.description = (name == "cbs-ramp" ? "the first 20% of Chinchilla-sized pre-training (" : "pre-training to "
+                   "Chinchilla's 20 tokens per parameter (") + short_number(s.token_budget) +
+                  " tokens) on a large cluster; noise scale = " + trajectory_source(trajectory) + ": " + range_text(s);
+  s.validate();
+  return s;
+}
+
+NoiseScaleScenario small_cluster_scenario(const std::string& name, const ModelSpec& model, std::int64_t seq_len) {
   const ParameterCount params = count_parameters(model);
   const double n = non_embedding_parameters(model);
   const double chinchilla_tokens = kChinchillaTokensPerParam * params.total();
   NoiseScaleScenario s;
   s.name = name;
-  s.seq_len = std::min(kScenarioSeqLen, model.max_context);
+  s.seq_len = scenario_seq_len(model, seq_len);
   const BatchBounds bounds = default_batch_bounds(s.seq_len);
   s.reference_batch = bounds.reference_batch;
   s.min_batch = bounds.min_batch;
@@ -209,7 +245,7 @@ NoiseScaleScenario builtin_scenario(const std::string& name, const ModelSpec& mo
   };
   if (name == "pretrain" || name == "zero3-slower") {
     s.token_budget = chinchilla_tokens;
-    s.noise_scale = kaplan_trajectory(n, s.token_budget);
+    s.noise_scale = trajectory_points(Trajectory::kaplan, n, s.token_budget, s.token_budget);
     s.description = "pre-training to Chinchilla's 20 tokens per parameter (" + short_number(s.token_budget) +
                     " tokens); " + law + ": " + range();
     if (name == "zero3-slower") {
@@ -220,7 +256,7 @@ NoiseScaleScenario builtin_scenario(const std::string& name, const ModelSpec& mo
     }
   } else if (name == "warmup") {
     s.token_budget = kWarmupFraction * chinchilla_tokens;
-    s.noise_scale = kaplan_trajectory(n, s.token_budget);
+    s.noise_scale = trajectory_points(Trajectory::kaplan, n, s.token_budget, s.token_budget);
     s.description = "the first 2% of Chinchilla-sized pre-training (" + short_number(s.token_budget) +
                     " tokens), where the noise scale grows fastest; " + law + ": " + range();
   } else {
@@ -230,6 +266,60 @@ NoiseScaleScenario builtin_scenario(const std::string& name, const ModelSpec& mo
     s.description = "continued pre-training for 2 tokens per parameter (" + short_number(s.token_budget) +
                     " tokens) at the noise scale pretrain ends with, " + short_number(b) +
                     " tokens per batch, constant: nothing to adapt to";
+  }
+  s.validate();
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> builtin_scenario_names() { return {std::begin(kBuiltinNames), std::end(kBuiltinNames)}; }
+
+std::vector<std::string> large_cluster_scenario_names() {
+  return {std::begin(kLargeClusterNames), std::end(kLargeClusterNames)};
+}
+
+std::vector<std::string> all_builtin_scenario_names() {
+  std::vector<std::string> names = builtin_scenario_names();
+  for (const std::string& name : large_cluster_scenario_names()) names.push_back(name);
+  return names;
+}
+
+const char* default_scenario_name(std::int64_t gpus) {
+  return gpus >= kLargeClusterGpus ? kDefaultLargeClusterScenario : kDefaultScenario;
+}
+
+BatchBounds large_cluster_batch_bounds(std::int64_t seq_len) {
+  BatchBounds b = default_batch_bounds(seq_len);
+  b.max_batch = std::clamp<std::int64_t>(std::llround(kLargeClusterMaxBatchTokens / static_cast<double>(seq_len)), 1,
+                                         kMaxGridBatch);
+  return b;
+}
+
+NoiseScaleScenario builtin_scenario(const std::string& name, const ModelSpec& model, std::int64_t seq_len) {
+  const auto small = builtin_scenario_names(), large = large_cluster_scenario_names();
+  if (std::find(small.begin(), small.end(), name) != small.end()) return small_cluster_scenario(name, model, seq_len);
+  if (std::find(large.begin(), large.end(), name) != large.end()) return large_cluster_scenario(name, model, seq_len);
+  throw Error("scenario", "no built-in scenario '" + name + "'", names_text(all_builtin_scenario_names()));
+}
+
+NoiseScaleScenario described_scenario(const ScenarioDescription& d, const ModelSpec& model) {
+  const double n = non_embedding_parameters(model);
+  NoiseScaleScenario s;
+  s.name = "described";
+  s.seq_len = scenario_seq_len(model, d.seq_len);
+  set_bounds(s, large_cluster_batch_bounds(s.seq_len));
+  s.token_budget = d.token_budget > 0 ? d.token_budget : kChinchillaTokensPerParam * count_parameters(model).total();
+  require_finite_in("scenario.token_budget", s.token_budget, 1.0, kMaxTokens, "a number of tokens from 1 to 1e16");
+  if (d.noise_scale_start_tokens > 0 && d.noise_scale_end_tokens > 0) {
+    s.noise_scale = {{0.0, d.noise_scale_start_tokens}, {s.token_budget, d.noise_scale_end_tokens}};
+    s.description = "described by flags: " + short_number(s.token_budget) + " tokens; noise scale log-linear in "
+                    "tokens: " + range_text(s);
+  } else {
+    const Trajectory trajectory = parse_trajectory(d.trajectory);
+    s.noise_scale = trajectory_points(trajectory, n, s.token_budget, s.token_budget);
+    s.description = "described by flags: " + short_number(s.token_budget) + " tokens; noise scale = " +
+                    trajectory_source(trajectory) + ": " + range_text(s);
   }
   s.validate();
   return s;

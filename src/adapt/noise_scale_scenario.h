@@ -84,8 +84,47 @@ BatchBounds default_batch_bounds(std::int64_t seq_len);
 //   plateau       a continued-pretraining run at the noise scale pretrain ends with (constant)
 //   zero3-slower  pretrain on a cluster where ZeRO-3 plans run 18% slower than the cost model says
 std::vector<std::string> builtin_scenario_names();
-NoiseScaleScenario builtin_scenario(const std::string& name, const ModelSpec& model);  // Error("scenario", ...)
+// Large-cluster scenarios (512 GPUs and more), from published critical-batch measurements
+// (critical_batch_trajectory.h), batches 2^16 to 2^25 tokens (large_cluster_batch_bounds):
+//   cbs-pretrain       Chinchilla budget, merrill trajectory (rise over the first 20%, then plateau)
+//   cbs-ramp           the first 20% of that run: the rise alone, where batch warm-up pays
+//   deepseek-pretrain  Chinchilla budget, deepseek trajectory (B_opt at the compute spent so far)
+//   llama3-schedule    Chinchilla budget, Llama 3 405B's batch schedule as the critical batch
+std::vector<std::string> large_cluster_scenario_names();
+// Every built-in name, small-cluster ones first.
+std::vector<std::string> all_builtin_scenario_names();
+// seq_len 0: min(4,096, the model's context). Error("scenario", ...) for an unknown name.
+NoiseScaleScenario builtin_scenario(const std::string& name, const ModelSpec& model, std::int64_t seq_len = 0);
 inline constexpr const char* kDefaultScenario = "pretrain";
+// Without --scenario: clusters of kLargeClusterGpus GPUs or more get kDefaultLargeClusterScenario
+// (the regime where a small early batch cannot fill the machine by data parallelism alone: at
+// 4,096-token sequences, 512 GPUs need 512 sequences, 2M tokens, for one sequence per GPU, above
+// the early critical batch of every trajectory here), smaller ones kDefaultScenario.
+inline constexpr std::int64_t kLargeClusterGpus = 512;
+inline constexpr const char* kDefaultLargeClusterScenario = "cbs-pretrain";
+const char* default_scenario_name(std::int64_t gpus);
+
+// The large-cluster batch bounds in sequences: reference 2^19 tokens (as default_batch_bounds),
+// 2^16 to 2^25 tokens (at 4,096 tokens 16 to 8,192 sequences: one sequence per GPU at 8,192 GPUs),
+// each within 1 to kMaxGridBatch.
+BatchBounds large_cluster_batch_bounds(std::int64_t seq_len);
+
+// A scenario described by its parts (`tessera adapt simulate --tokens/--trajectory/...`):
+// token_budget 0 = Chinchilla's 20 tokens per parameter; seq_len 0 = min(4,096, context); with
+// noise_scale_start_tokens and noise_scale_end_tokens both > 0, B_noise moves log-linearly between
+// them over the budget, else it follows `trajectory` for a run of that budget. Large-cluster batch
+// bounds. Throws Error("scenario.<field>", ...) as validate() does.
+struct ScenarioDescription {
+  std::int64_t seq_len = 0;
+  double token_budget = 0;
+  std::string trajectory = "merrill";  // critical_batch_trajectory.h names
+  double noise_scale_start_tokens = 0;
+  double noise_scale_end_tokens = 0;
+};
+NoiseScaleScenario described_scenario(const ScenarioDescription& description, const ModelSpec& model);
+
+// Kaplan's N: the main model's active non-embedding weights.
+double non_embedding_parameters(const ModelSpec& model);
 
 // Kaplan et al. 2020's critical batch in tokens after `tokens` of training for a model with
 // `non_embedding_params` parameters (section 4 for L(N, D), section 5.1 for B_crit(L)).

@@ -70,7 +70,8 @@ PolicyRun offline_optimum(const TrainingRunWorld& world) {
     if (i == 0 || c != ran[i - 1]) {
       if (i > 0) {
         const bool plan_change = candidates[c].plan_index != candidates[ran[i - 1]].plan_index;
-        (plan_change ? run.plan_changes : run.batch_changes) += 1;
+        if (candidates[c].global_batch != candidates[ran[i - 1]].global_batch) run.batch_changes += 1;
+        if (plan_change) run.plan_changes += 1;
         run.reconfiguration_s += plan_change ? world.cost.plan_change_s : world.cost.batch_change_s;
       }
       run.segments.push_back(RunSegment{run.consumed_tokens, c});

@@ -20,8 +20,10 @@ struct PolicyRun {
   double time_to_target_s = 0;  // including reconfiguration time
   double consumed_tokens = 0;
   double steps = 0;
-  std::int64_t batch_changes = 0;  // switches that kept the plan
-  std::int64_t plan_changes = 0;   // switches that restarted the job
+  // A switch can change both: batch_changes counts the switches that changed the global batch (the
+  // batch schedule's entries after the first), plan_changes those that changed the plan (restarts).
+  std::int64_t batch_changes = 0;
+  std::int64_t plan_changes = 0;
   double reconfiguration_s = 0;
   std::int64_t windows = 0;       // simulated stretches of steps (decision windows; optimum: segments)
   std::int64_t long_windows = 0;  // of them, longer than the decision interval (bounded work)

@@ -77,26 +77,31 @@ PolicyRun simulate_policy(const TrainingRunWorld& world, Policy policy, std::siz
   while (progress < s.token_budget) {
     const Candidate& c = set.candidates[current];
     const double batch = static_cast<double>(c.global_batch);
-    // Progress per step at the noise scale of the window's middle (one fixed-point pass).
-    const double at_start = batch * seq * statistical_efficiency(batch, s.noise_scale_at(progress), b0);
+    const double step_tokens = batch * seq;
+    // The window's length from the progress per step at its start.
+    const double at_start = step_tokens * statistical_efficiency(batch, s.noise_scale_at(progress), b0);
     // A step makes at least min(B, B0) x seq_len >= 1 token of progress, so these fit an int64.
     const std::int64_t window =
         std::max(decision_interval_steps, static_cast<std::int64_t>(std::ceil(window_progress / at_start)));
     if (window > decision_interval_steps) run.long_windows += 1;
-    const double noise_scale = s.noise_scale_at(progress + 0.5 * at_start * static_cast<double>(window));
-    const double per_step = batch * seq * statistical_efficiency(batch, noise_scale, b0);
-    const std::int64_t steps = std::min<std::int64_t>(
-        window, static_cast<std::int64_t>(std::ceil((s.token_budget - progress) / per_step)));
-    const double n = static_cast<double>(steps);
-    // The window's mean step time: log-normal jitter of relative spread jitter / sqrt(steps), mean 1,
-    // so a time is never negative whatever the scenario's jitter.
-    const double spread = s.step_time_jitter / std::sqrt(n);
+    // Progress over the window, exactly on the world's J (training_run_world.h); the last window
+    // runs the fraction of a step that reaches the target, as the optimum counts it.
+    const double steps_to_target = world.tokens_between(progress, s.token_budget, current) / step_tokens;
+    const double n = std::min(static_cast<double>(window), steps_to_target);
+    const std::int64_t steps = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(n)));
+    const double next = n >= steps_to_target ? s.token_budget : world.progress_after(progress, n * step_tokens, current);
+    const double noise_scale = s.noise_scale_at(0.5 * (progress + next));
+    // What the job measures: the window's mean step time with log-normal jitter of relative spread
+    // jitter / sqrt(steps), mean 1 (never negative whatever the scenario's jitter). The time it
+    // takes is counted at the real step time: the jitter is measurement noise of mean 1, and
+    // counting its draws would put a policy a random ~0.01% off the optimum's exact accounting.
+    const double spread = s.step_time_jitter / std::sqrt(static_cast<double>(steps));
     const double step_time_s = world.true_step_time_s[current] * std::exp(spread * jitter(rng) - 0.5 * spread * spread);
-    run.time_to_target_s += n * step_time_s;
+    run.time_to_target_s += n * world.true_step_time_s[current];
     run.steps += n;
     run.windows += 1;
-    run.consumed_tokens += n * batch * seq;
-    progress += n * per_step;
+    run.consumed_tokens += n * step_tokens;
+    progress = next;
     if (!controller || progress >= s.token_budget) continue;
     // Norms first, so the controller counts these steps' progress at the noise scale they measured.
     const std::int64_t micro_batch = set.plan(c).micro_batch;
@@ -110,8 +115,10 @@ PolicyRun simulate_policy(const TrainingRunWorld& world, Policy policy, std::siz
     controller->observe_step(step_time_s, steps);
     const ControllerDecision d = controller->decide();
     if (!d.switch_now) continue;
-    const bool plan_change = set.candidates[d.candidate].plan_index != c.plan_index;
-    (plan_change ? run.plan_changes : run.batch_changes) += 1;
+    // A switch may change the batch, the plan or both: each is counted where it shows (the batch
+    // schedule, the restarts).
+    if (set.candidates[d.candidate].global_batch != c.global_batch) run.batch_changes += 1;
+    if (set.candidates[d.candidate].plan_index != c.plan_index) run.plan_changes += 1;
     run.reconfiguration_s += d.switch_cost_s;
     run.time_to_target_s += d.switch_cost_s;
     controller->switch_to(d.candidate);

@@ -40,6 +40,37 @@ double TrainingRunWorld::run_tokens(std::size_t c) const {
          (batch - static_cast<double>(scenario.reference_batch)) * total_inverse;
 }
 
+double TrainingRunWorld::inverse_to(double progress) const {
+  const auto it = std::lower_bound(segment_end.begin(), segment_end.end(), progress);
+  if (it == segment_end.end()) return total_inverse;
+  const std::size_t i = static_cast<std::size_t>(it - segment_end.begin());
+  const double start = segment_start(i), before = i == 0 ? 0.0 : cumulative_inverse[i - 1];
+  const double f = (progress - start) / (segment_end[i] - start);
+  return before + std::clamp(f, 0.0, 1.0) * segment_inverse[i];
+}
+
+double TrainingRunWorld::tokens_between(double p0, double p1, std::size_t c) const {
+  const double batch = static_cast<double>(candidates.candidates[c].global_batch);
+  return (p1 - p0) + (batch - static_cast<double>(scenario.reference_batch)) * (inverse_to(p1) - inverse_to(p0));
+}
+
+double TrainingRunWorld::progress_after(double p0, double tokens, std::size_t c) const {
+  // tokens_between(p0, p) grows with p (its slope (B_noise + B) / (B_noise + B0) > 0), linearly
+  // within each segment: find the segment, then solve the line.
+  const double target = tokens_between(0.0, p0, c) + tokens;
+  const double budget = scenario.token_budget;
+  if (target >= tokens_between(0.0, budget, c)) return budget;
+  std::size_t lo = 0, hi = segment_end.size() - 1;  // first segment whose end reaches the target
+  while (lo < hi) {
+    const std::size_t mid = (lo + hi) / 2;
+    if (tokens_between(0.0, segment_end[mid], c) < target) lo = mid + 1; else hi = mid;
+  }
+  const double start = segment_start(lo);
+  const double at_start = tokens_between(0.0, start, c), at_end = tokens_between(0.0, segment_end[lo], c);
+  const double p = start + (target - at_start) / (at_end - at_start) * (segment_end[lo] - start);
+  return std::clamp(p, p0, budget);
+}
+
 double TrainingRunWorld::true_tokens_per_s(std::size_t c) const {
   return candidates.tokens_per_s(candidates.candidates[c], true_step_time_s[c]);
 }
@@ -106,6 +137,7 @@ TrainingRunWorld make_training_run_world(const ModelSpec& model, const Cluster& 
     w.segment_end.push_back(ends[i]);
     w.segment_inverse.push_back(inverse_integral(scenario, start, ends[i]));
     w.total_inverse += w.segment_inverse.back();
+    w.cumulative_inverse.push_back(w.total_inverse);
   }
   return w;
 }

@@ -34,6 +34,16 @@ struct TrainingRunWorld {
   std::vector<double> segment_end;       // progress tokens at each segment's end (the last = budget)
   std::vector<double> segment_inverse;   // J over each segment (progress tokens per sequence of batch)
   double total_inverse = 0;              // J over the whole run
+  std::vector<double> cumulative_inverse;  // J from 0 to each segment's end
+
+  // J from 0 to progress p: linear within a segment, so the noise scale is taken constant over a
+  // segment, the same world the offline optimum solves exactly (it then bounds every policy).
+  double inverse_to(double progress) const;
+  // Tokens consumed at candidate c's batch to go from progress p0 to p1 (p0 <= p1 <= budget).
+  double tokens_between(double p0, double p1, std::size_t c) const;
+  // The progress reached from p0 after consuming `tokens` at candidate c's batch (at most the
+  // budget): the inverse of tokens_between, exact on the same piecewise-linear J.
+  double progress_after(double p0, double tokens, std::size_t c) const;
 
   double segment_start(std::size_t i) const { return i == 0 ? 0.0 : segment_end[i - 1]; }
   // Tokens consumed at candidate c's batch to make the progress of segment i (or of the whole run).

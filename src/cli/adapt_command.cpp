@@ -19,15 +19,16 @@ void register_adapt(CLI::App& app, CommandRegistry& commands) {
   auto* sub = adapt->add_subcommand(
       "simulate", "Simulate a training run under fixed, batch-only, plan-only and coadaptive policies");
   struct Options {
-    std::string model, cluster, scenario = kDefaultScenario;
+    std::string model, cluster, scenario;  // empty: default_scenario_name(the cluster's GPUs)
     bool json = false;
   };
   auto o = std::make_shared<Options>();
   sub->add_option("--model", o->model, "Zoo name, Tessera model JSON or HF config.json")->required();
   sub->add_option("--cluster", o->cluster, "GPU:COUNT or a cluster JSON")->required();
   sub->add_option("--scenario", o->scenario,
-                  "Built-in scenario (pretrain, warmup, plateau, zero3-slower) or a scenario JSON file")
-      ->capture_default_str();
+                  "Built-in scenario (pretrain, warmup, plateau, zero3-slower; large clusters: cbs-pretrain, cbs-ramp, "
+                  "deepseek-pretrain, llama3-schedule) or a scenario JSON file (default: pretrain below 512 GPUs, "
+                  "cbs-pretrain from 512)");
   sub->add_flag("--json", o->json, "Print one JSON document");
   commands.add(sub, [o, &io = commands.output()]() {
     const ModelSpec model = load_model(o->model);
@@ -36,7 +37,8 @@ void register_adapt(CLI::App& app, CommandRegistry& commands) {
       throw Error("--cluster", "a cluster of several GPU pools is not supported by adapt simulate",
                   "one GPU type, e.g. h100-sxm-80gb:32");
     const Cluster& cluster = mixed.pools.front();
-    const NoiseScaleScenario scenario = load_scenario(o->scenario, model);
+    const std::string name = o->scenario.empty() ? default_scenario_name(cluster.gpus()) : o->scenario;
+    const NoiseScaleScenario scenario = load_scenario(name, model);
     const RunSimulation sim = simulate_training_run(model, cluster, scenario);
     if (o->json) {
       auto j = run_simulation_to_json(sim, model, cluster);

@@ -1,5 +1,9 @@
 // tessera plan --model M --cluster C --gbs B [--seq S] [--top K] [--json] [--quiet]
 //              [--emit megatron|torchtitan|json] [--fix tp=8,...] [--max-memory-gib X]
+//              [--failures] [--mtbf-node-h X] [--ckpt-gbps Y] [--restart-s Z] [--node-write-gbps W]
+//              [--async-ckpt] [--no-fully-parallel-save] [--spare-nodes N] [--replacement-wait-s S]
+// --failures (or any of the flags after it) ranks plans by expected goodput under failures
+// (reliability/goodput_ranking.h) and prints the recommended checkpoint interval.
 // A multimodal model (or --data MIX) plans per-module GPU groups against the monolithic layout:
 // tessera plan --model mllm-72b-gen --data caption-like --cluster h800:1296 --gbs 1920 [--json] [--trace OUT]
 //              [--emit megatron]
@@ -28,6 +32,7 @@
 #include "io/plan_report.h"
 #include "io/plan_text.h"
 #include "io/schema.h"
+#include "reliability/goodput_ranking.h"
 #include "search/multimodal_planner.h"
 #include "search/planner.h"
 
@@ -41,6 +46,72 @@ constexpr int kProgressWidth = 40;
 constexpr const char* kDefaultDataMix = "caption-like";
 constexpr std::int64_t kDefaultMultimodalTop = 3;
 constexpr std::int64_t kMaxSeed = 1'000'000'000'000LL;
+// --failures re-ranks the planner's list: ask it for at least as many plans as it re-scores with
+// the simulator (PlannerOptions::rescored), so the walk down the list can reach its stopping rule.
+constexpr std::size_t kFailureRankingPlans = 64;
+// Bounds of the failure flags: beyond them a value is a unit slip, not a cluster.
+constexpr double kMaxMtbfNodeH = 1e7;        // ~1,100 years per node
+constexpr double kMaxRestartS = 30 * 86400;  // a month
+constexpr double kMaxStorageFlagGbps = 1e6;  // 1 PB/s
+
+// The failure flags as given (0 / false = not given).
+struct FailureFlags {
+  bool on = false, async = false, no_fully_parallel = false;
+  double mtbf_node_h = 0, ckpt_gbps = 0, node_write_gbps = 0, restart_s = 0, replacement_wait_s = 0;
+  std::int64_t spare_nodes = 0;
+};
+
+// The failure model the flags describe. --mtbf-node-h sets one node's MTBF (its GPUs included),
+// keeping the default split between GPU and rest-of-node failures; --ckpt-gbps the storage's
+// aggregate write and read bandwidth; --restart-s the whole restart before the load (detection +
+// relaunch).
+FailureModel failure_model(const FailureFlags& f, const CLI::App& sub, const Cluster& cluster) {
+  FailureModel m;
+  const auto given = [&](const char* flag) { return sub.get_option(flag)->count() > 0; };
+  if (given("--mtbf-node-h")) {
+    require_positive_real("--mtbf-node-h", f.mtbf_node_h, kMaxMtbfNodeH);
+    const double per_node_now = m.rates.per_gpu_hour * static_cast<double>(cluster.gpus_per_node) + m.rates.per_node_hour;
+    const double scale = (1.0 / f.mtbf_node_h) / per_node_now;
+    m.rates.per_gpu_hour *= scale;
+    m.rates.per_node_hour *= scale;
+  }
+  if (given("--ckpt-gbps")) {
+    require_positive_real("--ckpt-gbps", f.ckpt_gbps, kMaxStorageFlagGbps);
+    m.storage.write_gbps = m.storage.read_gbps = f.ckpt_gbps;
+  }
+  if (given("--node-write-gbps")) {
+    require_positive_real("--node-write-gbps", f.node_write_gbps, kMaxStorageFlagGbps);
+    m.storage.node_write_gbps = f.node_write_gbps;
+  }
+  if (given("--restart-s")) {
+    require_positive_real("--restart-s", f.restart_s, kMaxRestartS);
+    m.restart.detection_s = 0;
+    m.restart.relaunch_s = f.restart_s;
+  }
+  if (given("--replacement-wait-s")) {
+    require_non_negative_real("--replacement-wait-s", f.replacement_wait_s, kMaxRestartS);
+    m.restart.replacement_wait_s = f.replacement_wait_s;
+  }
+  m.restart.spare_nodes = f.spare_nodes;
+  m.save.async = f.async;
+  m.save.fully_parallel = !f.no_fully_parallel;
+  return m;
+}
+
+bool failures_requested(const FailureFlags& f, const CLI::App& sub) {
+  for (const char* flag : {"--mtbf-node-h", "--ckpt-gbps", "--node-write-gbps", "--restart-s", "--replacement-wait-s",
+                           "--spare-nodes"})
+    if (sub.get_option(flag)->count() > 0) return true;
+  return f.on || f.async || f.no_fully_parallel;
+}
+
+// --spare-nodes N: the job runs on the cluster's nodes less N; the spares replace failed nodes.
+Cluster without_spares(const Cluster& cluster, std::int64_t spares) {
+  require_non_negative("--spare-nodes", spares, std::max<std::int64_t>(0, cluster.nodes - 1));
+  Cluster c = cluster;
+  c.nodes -= spares;
+  return c;
+}
 
 struct MultimodalRequest {
   std::string model, cluster, data, trace, fix, emit;
@@ -81,6 +152,56 @@ std::string multimodal_megatron(const MultimodalSpec& model, const DataMix& mix,
                 "--json for the per-module plans");
   return megatron_command_line(model.backbone().transformer, plan.backbone_plan,
                                Workload{search.sequences, mix.sequence_tokens});
+}
+
+struct FailureRequest {
+  const PlanSearch& search;
+  const ModelSpec& model;
+  const Cluster& cluster;
+  const Workload& workload;
+  const FailureModel& failures;
+};
+
+// plan --failures: the planner's list re-ranked by expected goodput, then printed or emitted
+// like the plain ranking (the export with the checkpoint flags of the winner).
+int print_failure_ranking(const FailureRequest& r, const std::string& emit, bool json, std::int64_t top,
+                          std::size_t asked, const CommandOutput& io) {
+  const bool complete = r.search.plans.size() < asked;
+  const GoodputRanking ranking =
+      rank_by_goodput(r.search, r.model, r.cluster, r.failures, static_cast<std::size_t>(top), complete);
+  const double limit_gib = r.search.memory_limit_bytes / units::kGiB;
+  if (!emit.empty()) {
+    if (ranking.plans.empty())
+      throw Error("plan", fmt::format("no plan fits in {:.1f} GiB per GPU; the smallest peak is {:.1f} GiB", limit_gib,
+                                      r.search.min_peak_memory_bytes / units::kGiB),
+                  "a larger --max-memory-gib or more GPUs");
+    const GoodputPlan& best = ranking.plans[0];
+    const MegatronCheckpointing ckpt = megatron_checkpointing(best.failures, r.failures);
+    if (emit == "megatron") io.print("{}", megatron_launch_script(r.model, r.cluster, best.ranked.plan, r.workload, ckpt));
+    if (emit == "torchtitan")
+      io.print("{}", torchtitan_job_text(torchtitan_job(r.model, best.ranked.plan, r.workload, r.cluster)));
+    if (emit == "json") {
+      const nlohmann::json full = goodput_ranking_to_json(ranking, r.search, r.model, r.cluster, r.workload, r.failures);
+      nlohmann::json j = {{"schema_version", kSchemaVersion},
+                          {"model", r.model.name},
+                          {"cluster", {{"gpu", r.cluster.gpu.key}, {"gpus", r.cluster.gpus()}}},
+                          {"plan", plan_to_json(best.ranked.plan, r.workload)},
+                          {"iteration_time_s", best.ranked.estimate.iteration_time_s},
+                          {"failures", full.at("plans").at(0).at("failures")}};
+      io.print("{}\n", json_fields::to_text(j, 2));
+    }
+    return 0;
+  }
+  if (json) {
+    auto j = goodput_ranking_to_json(ranking, r.search, r.model, r.cluster, r.workload, r.failures);
+    j["schema_version"] = kSchemaVersion;
+    note_profile(j);
+    io.print("{}\n", json_fields::to_text(j, 2));
+  } else {
+    io.print("{}{}", goodput_ranking_to_table(ranking, r.search, r.model, r.cluster, r.workload, r.failures, limit_gib),
+             profile_note());
+  }
+  return 0;
 }
 
 int run_multimodal_plan(const MultimodalRequest& r, const CommandOutput& io) {
@@ -132,6 +253,7 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
     std::int64_t gbs = kDefaultGbs, seq = 0, top = 5, seed = 1;
     double max_memory_gib = 0;
     bool json = false, quiet = false, cross_node_tp = false;
+    FailureFlags failures;
   };
   auto o = std::make_shared<Options>();
   sub->add_option("--model", o->model, "Zoo name, Tessera model JSON or HF config.json")->capture_default_str();
@@ -151,10 +273,25 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
   sub->add_option("--data", o->data, "Multimodal data mix: built-in name, mix .json or samples .jsonl (default caption-like)");
   sub->add_option("--trace", o->trace, "Multimodal: write the recommended strategy's step as a Chrome/Perfetto trace");
   sub->add_option("--seed", o->seed, "Multimodal: seed of the samples drawn from the mix")->capture_default_str();
+  sub->add_flag("--failures", o->failures.on,
+                "Rank plans by expected goodput under failures (Llama 3 fleet rates) and print the checkpoint interval");
+  sub->add_option("--mtbf-node-h", o->failures.mtbf_node_h, "Failures: one node's MTBF in hours, GPUs included");
+  sub->add_option("--ckpt-gbps", o->failures.ckpt_gbps, "Failures: storage write and read bandwidth, GB/s (default 2000)");
+  sub->add_option("--node-write-gbps", o->failures.node_write_gbps, "Failures: one node's write bandwidth, GB/s (default 25)");
+  sub->add_option("--restart-s", o->failures.restart_s, "Failures: detection + relaunch per failure, s (default 600 + 300)");
+  sub->add_option("--replacement-wait-s", o->failures.replacement_wait_s,
+                  "Failures: wait for a replacement node when no spare is left, s (default 0)");
+  sub->add_option("--spare-nodes", o->failures.spare_nodes, "Failures: nodes kept out of the job as spares");
+  sub->add_flag("--async-ckpt", o->failures.async, "Failures: asynchronous checkpoint save (Megatron --async-save)");
+  sub->add_flag("--no-fully-parallel-save", o->failures.no_fully_parallel,
+                "Failures: only the first data-parallel replica writes (Megatron --no-ckpt-fully-parallel-save)");
   commands.add(sub, [o, sub, &io = commands.output()]() {
     // NaN, inf and 1e-308 parse as doubles: a memory limit must be physical (physical_ranges.h).
     if (sub->get_option("--max-memory-gib")->count() > 0)
       require_in_range("--max-memory-gib", o->max_memory_gib, physical::kMinMemoryGib, physical::kMaxMemoryGib, "GiB");
+    const bool failures_on = failures_requested(o->failures, *sub);
+    if (failures_on && (!o->data.empty() || !o->trace.empty() || is_multimodal_model(o->model)))
+      throw Error("--failures", "not available for multimodal plans", "a language model");
     if (!o->data.empty() || !o->trace.empty() || is_multimodal_model(o->model)) {
       if (!is_multimodal_model(o->model)) {
         // A file that is not even JSON: say so rather than "not a multimodal model".
@@ -171,7 +308,10 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
     }
     const ModelSpec model = load_model(o->model);
     const MixedCluster mixed = load_mixed_cluster(o->cluster);
-    const Cluster& cluster = mixed.pools.front();
+    if (failures_on && mixed.pools.size() > 1)
+      throw Error("--failures", "not available for a cluster of several pools", "one GPU type");
+    const Cluster cluster = failures_on ? without_spares(mixed.pools.front(), o->failures.spare_nodes) : mixed.pools.front();
+    const FailureModel failures = failures_on ? failure_model(o->failures, *sub, cluster) : FailureModel{};
     Workload w{o->gbs, o->seq == 0 ? model.max_context : o->seq};
     if (o->seq < 0) throw Error("--seq", "got " + std::to_string(o->seq), "a positive integer");
     w.validate();
@@ -188,7 +328,8 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
     fix.allow_cross_node_tp = o->cross_node_tp;
     if (o->max_memory_gib != 0) fix.max_memory_gib = o->max_memory_gib;
     PlannerOptions options;
-    options.top_k = static_cast<std::size_t>(o->top);
+    options.top_k = failures_on ? std::max(static_cast<std::size_t>(o->top), kFailureRankingPlans)
+                                : static_cast<std::size_t>(o->top);
     std::mutex progress_mutex;
     int shown = -1;
     if (!o->quiet) {
@@ -223,6 +364,8 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
                       std::to_string(w.global_batch) + (o->fix.empty() ? "" : " and --fix " + o->fix),
                   "degrees that divide the GPU count, the heads and the batch");
     const double limit_gib = search.memory_limit_bytes / units::kGiB;
+    if (failures_on)
+      return print_failure_ranking({search, model, cluster, w, failures}, o->emit, o->json, o->top, options.top_k, io);
     if (!o->emit.empty()) {
       if (search.plans.empty())
         throw Error("plan", fmt::format("no plan fits in {:.1f} GiB per GPU; the smallest peak is {:.1f} GiB",

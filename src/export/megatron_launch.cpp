@@ -1,5 +1,7 @@
 #include "export/megatron_launch.h"
 
+#include <algorithm>
+
 #include <fmt/core.h>
 
 #include "core/error.h"
@@ -161,6 +163,18 @@ std::vector<std::string> plan_args(const ModelSpec& m, const Plan& p, const Work
   return a;
 }
 
+// The checkpoint flags; the interval only when asked (the launch script passes it itself).
+void add_checkpointing(std::vector<std::string>& a, const MegatronCheckpointing& c, bool with_interval) {
+  if (c.save_interval < 0)
+    throw Error("save_interval", "got " + std::to_string(c.save_interval), "0 (none) or a positive number of iterations");
+  if (with_interval && c.save_interval > 0) add(a, "--save-interval", c.save_interval);
+  if (c.async_save) {
+    a.insert(a.end(), {"--async-save", "--use-persistent-ckpt-worker"});
+    if (std::find(a.begin(), a.end(), "--ckpt-format") == a.end()) a.insert(a.end(), {"--ckpt-format", "torch_dist"});
+  }
+  if (!c.fully_parallel_save) a.emplace_back("--no-ckpt-fully-parallel-save");
+}
+
 // Internal self-check: the table restates what Megatron refuses, so a violation here is a plan
 // Megatron cannot run as written.
 void require_megatron_accepts(const std::vector<std::string>& args, const Plan& p) {
@@ -198,25 +212,36 @@ std::map<std::string, std::string> megatron_environment(const Plan& p) {
   return {};
 }
 
-std::vector<std::string> megatron_args(const ModelSpec& m, const Plan& p, const Workload& w) {
+namespace {
+std::vector<std::string> checked_args(const ModelSpec& m, const Plan& p, const Workload& w, const MegatronCheckpointing& c,
+                                      bool with_interval) {
   std::vector<std::string> a = plan_args(m, p, w);
+  add_checkpointing(a, c, with_interval);
   const std::vector<std::string> model = megatron_model_flags(m, p.tp, w.seq_len);
   a.insert(a.end(), model.begin(), model.end());
   require_megatron_accepts(a, p);
   return a;
 }
+}  // namespace
 
-std::string megatron_command_line(const ModelSpec& model, const Plan& plan, const Workload& workload) {
+std::vector<std::string> megatron_args(const ModelSpec& m, const Plan& p, const Workload& w, const MegatronCheckpointing& c) {
+  return checked_args(m, p, w, c, true);
+}
+
+std::string megatron_command_line(const ModelSpec& model, const Plan& plan, const Workload& workload,
+                                  const MegatronCheckpointing& checkpointing) {
   std::string line;
-  for (const auto& arg : megatron_args(model, plan, workload)) {
+  for (const auto& arg : megatron_args(model, plan, workload, checkpointing)) {
     if (!line.empty()) line += ' ';
     line += needs_shell_quotes(arg) ? "'" + arg + "'" : arg;
   }
   return line;
 }
 
-std::string megatron_launch_script(const ModelSpec& m, const Cluster& c, const Plan& p, const Workload& w) {
-  const std::vector<std::string> args = megatron_args(m, p, w);
+std::string megatron_launch_script(const ModelSpec& m, const Cluster& c, const Plan& p, const Workload& w,
+                                   const MegatronCheckpointing& checkpointing) {
+  // The interval goes to SAVE_INTERVAL below, next to --save in CHECKPOINT_ARGS.
+  const std::vector<std::string> args = checked_args(m, p, w, checkpointing, false);
   const std::int64_t gpus = p.gpus();
   const std::int64_t per_node = std::min(gpus, c.gpus_per_node);
   if (gpus % per_node != 0)
@@ -250,7 +275,12 @@ std::string megatron_launch_script(const ModelSpec& m, const Cluster& c, const P
   s += "LR=${LR:-3.0e-4}\n";
   s += "MIN_LR=${MIN_LR:-3.0e-5}\n";
   s += "WARMUP_ITERS=${WARMUP_ITERS:-2000}\n";
-  s += "SAVE_INTERVAL=${SAVE_INTERVAL:-1000}\n\n";
+  if (checkpointing.save_interval > 0)
+    s += fmt::format("# Recommended by tessera plan --failures (the optimal checkpoint interval in steps).\n"
+                     "SAVE_INTERVAL=${{SAVE_INTERVAL:-{}}}\n\n",
+                     checkpointing.save_interval);
+  else
+    s += "SAVE_INTERVAL=${SAVE_INTERVAL:-1000}\n\n";
   for (const auto& [name, value] : megatron_environment(p))
     s += fmt::format("# Required by Megatron's validate_args for this plan.\nexport {}={}\n\n", name, value);
   s += "# ---- The plan and the model (Tessera) ----\nPLAN_ARGS=(\n";

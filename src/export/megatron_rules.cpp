@@ -17,6 +17,7 @@ constexpr const char* kConfig = "megatron/core/transformer/transformer_config.py
 constexpr const char* kLayout = "megatron/core/transformer/pipeline_parallel_layer_layout.py validate_layer_layout";
 constexpr const char* kLayerSpecs = "megatron/core/models/gpt/gpt_layer_specs.py get_gpt_decoder_layer_specs";
 constexpr const char* kVocab = "megatron/core/tensor_parallel/utils.py vocab_range_from_global_vocab_size";
+constexpr const char* kSaveCheckpoint = "megatron/training/checkpointing.py save_checkpoint";
 
 bool is_flag(const std::string& token) { return token.size() > 2 && token.rfind("--", 0) == 0; }
 
@@ -394,6 +395,24 @@ const std::vector<MegatronRule>& megatron_rules() {
       {"torch-dcp-needs-fsdp2", kArgs,
        [](A a) { return ckpt_format(a) == "torch_dcp" && (!a.torch_fsdp2() || a.tp() > 1 || a.pp() > 1); },
        "--ckpt-format torch_dcp is only tested with FSDP2, without tensor or pipeline parallelism"},
+      // Checkpoints (issue 15: plan --failures emits them).
+      {"save-needs-positive-interval", kArgs,
+       [](A a) {
+         return (a.has("--save") && !a.has("--save-interval")) ||
+                (a.has("--save-interval") && a.integer("--save-interval", 0) <= 0);
+       },
+       "--save needs --save-interval, and --save-interval must be a positive number of iterations"},
+      {"async-save-ckpt-format", kSaveCheckpoint,
+       [](A a) {
+         const std::string f = ckpt_format(a);
+         return a.has("--async-save") && f != "torch_dist" && f != "torch_dcp" && f != "fsdp_dtensor";
+       },
+       "--async-save is implemented only for --ckpt-format torch_dist, torch_dcp or fsdp_dtensor"},
+      // validate_args disables --async-save (a warning, not an error) without the persistent worker:
+      // an export that asks for it must not be silently synchronous.
+      {"async-save-needs-persistent-worker", kArgs,
+       [](A a) { return a.has("--async-save") && !a.has("--use-persistent-ckpt-worker"); },
+       "--async-save is switched off without --use-persistent-ckpt-worker"},
       {"fp8-param-gather-needs-sharding", kArgs,
        [](A a) { return a.has("--fp8-param-gather") && !a.distributed_optimizer() && !a.torch_fsdp2() && !a.megatron_fsdp(); },
        "--fp8-param-gather only supported with distributed optimizer, torch fsdp2, megatron fsdp"},

@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include "adapt/batch_schedule.h"
+#include "adapt/gain_accounting.h"
 #include "core/units.h"
 #include "io/plan_text.h"
 #include "io/scenario_file.h"
@@ -61,7 +62,61 @@ nlohmann::json policy_to_json(const PolicyRun& run, const RunSimulation& sim) {
           {"segments", segments}};
 }
 
+// Plan changes listed in the conclusion before "and N more".
+constexpr std::size_t kListedPlanChanges = 3;
+
+std::string tokens_text(double tokens) {
+  if (tokens >= 1e12) return fmt::format("{:.3g}T", tokens / 1e12);
+  if (tokens >= 1e9) return fmt::format("{:.3g}B", tokens / 1e9);
+  return fmt::format("{:.3g}M", tokens / 1e6);
+}
+
+nlohmann::json gain_to_json(const GainAccounting& g) {
+  return {{"total_s", g.total_s},
+          {"total_pct", 100.0 * g.total_fraction()},
+          {"from_batch_s", g.from_batch_s},
+          {"from_batch_pct", 100.0 * g.from_batch_fraction()},
+          {"from_plan_s", g.from_plan_s},
+          {"from_plan_pct", 100.0 * g.from_plan_fraction()},
+          {"offline_optimum_s", g.optimum_s},
+          {"offline_optimum_pct", 100.0 * g.optimum_fraction()},
+          {"worthwhile", g.worthwhile()}};
+}
+
 }  // namespace
+
+std::string run_conclusion(const RunSimulation& sim) {
+  const GainAccounting g = gain_accounting(sim);
+  const CandidateSet& set = sim.world.candidates;
+  const double hours = 1.0 / 3600.0;
+  if (!g.worthwhile())
+    return fmt::format("co-adapting gains nothing worth a restart here: {:+.2f}% vs fixed (below {:.0f}%; the "
+                       "offline optimum, which bounds every policy, gains {:.2f}%)",
+                       100.0 * g.total_fraction(), 100.0 * kWorthwhileGainFraction, 100.0 * g.optimum_fraction());
+  std::string text = fmt::format("co-adapting saves {:.1f} h of {:.1f} h ({:.1f}%: {:.1f} points from the batch, "
+                                 "{:.1f} from the plan)",
+                                 g.total_s * hours, g.fixed_s * hours, 100.0 * g.total_fraction(),
+                                 100.0 * g.from_batch_fraction(), 100.0 * g.from_plan_fraction());
+  const PolicyRun& run = sim.of(Policy::coadaptive);
+  const std::vector<RunChange> changes = run_changes(run);
+  std::string batches, plans;
+  std::size_t plan_count = 0;
+  for (const RunChange& c : changes) {
+    const Candidate& from = set.candidates[c.from];
+    const Candidate& to = set.candidates[c.to];
+    if (from.global_batch != to.global_batch)
+      batches += fmt::format("{}{} at {}", batches.empty() ? "" : ", ", to.global_batch, tokens_text(c.consumed_tokens));
+    if (from.plan_index != to.plan_index && ++plan_count <= kListedPlanChanges)
+      plans += fmt::format("{}at {} from {} to {}", plans.empty() ? "" : "; ", tokens_text(c.consumed_tokens),
+                           compact_plan(set.plan(from)), compact_plan(set.plan(to)));
+  }
+  const std::int64_t first = set.candidates[run.segments.front().candidate].global_batch;
+  if (!batches.empty())
+    text += fmt::format("; the batch goes from {} sequences to {} (consumed tokens)", first, batches);
+  if (!plans.empty()) text += "; the plan changes " + plans;
+  if (plan_count > kListedPlanChanges) text += fmt::format(" and {} more times", plan_count - kListedPlanChanges);
+  return text;
+}
 
 nlohmann::json run_simulation_to_json(const RunSimulation& sim, const ModelSpec& model, const Cluster& cluster) {
   const CandidateSet& set = sim.world.candidates;
@@ -82,6 +137,8 @@ nlohmann::json run_simulation_to_json(const RunSimulation& sim, const ModelSpec&
             {"plan_change_s", sim.world.cost.plan_change_s},
             {"checkpoint_bytes", sim.world.cost.checkpoint_bytes}}},
           {"policies", policies},
+          {"gain_over_fixed", gain_to_json(gain_accounting(sim))},
+          {"conclusion", run_conclusion(sim)},
           {"offline_optimum", policy_to_json(sim.offline_optimum, sim)},
           {"best_static_in_hindsight",
            {{"time_to_target_s", sim.hindsight_static_time_s},
@@ -124,12 +181,29 @@ std::string run_simulation_to_table(const RunSimulation& sim, const ModelSpec& m
   };
   for (Policy p : kPolicies) row(to_string(p), sim.of(p));
   row("offline optimum", sim.offline_optimum);
-  out += "(changes: batch-only / plan; vs fixed < 0 is faster)\n\n";
+  out += "(changes: batch / plan, as in the schedules below; vs fixed < 0 is faster)\n\n";
+  const GainAccounting g = gain_accounting(sim);
+  out += fmt::format("gain       coadaptive vs fixed {:.2f}% = {:.2f} points from the batch (batch-only) + {:.2f} "
+                     "from the plan; the offline optimum gains {:.2f}%\n",
+                     100.0 * g.total_fraction(), 100.0 * g.from_batch_fraction(), 100.0 * g.from_plan_fraction(),
+                     100.0 * g.optimum_fraction());
+  out += "conclusion " + run_conclusion(sim) + "\n\n";
   out += "global batch schedules (Megatron-LM --step-batch-size-schedule, thresholds in consumed tokens):\n";
   for (Policy p : kPolicies)
     out += fmt::format("  {:<16} {}\n", to_string(p), megatron_batch_schedule(batch_schedule(sim.of(p), set)));
   out += fmt::format("  {:<16} {}\n", "offline optimum",
                      megatron_batch_schedule(batch_schedule(sim.offline_optimum, set)));
+  out += "plan changes (restarts; consumed tokens: new plan):\n";
+  auto plan_changes = [&](const char* name, const PolicyRun& run) {
+    std::string line;
+    for (const RunChange& c : run_changes(run))
+      if (set.candidates[c.from].plan_index != set.candidates[c.to].plan_index)
+        line += fmt::format("{}{}: {}", line.empty() ? "" : ", ", tokens_text(c.consumed_tokens),
+                            compact_plan(set.plan(set.candidates[c.to])));
+    out += fmt::format("  {:<16} {}\n", name, line.empty() ? "none" : line);
+  };
+  for (Policy p : kPolicies) plan_changes(to_string(p), sim.of(p));
+  plan_changes("offline optimum", sim.offline_optimum);
   return out;
 }
 

@@ -13,6 +13,9 @@
 namespace tessera {
 
 nlohmann::json run_simulation_to_json(const RunSimulation& run, const ModelSpec& model, const Cluster& cluster);
+// One plain-language line: what co-adapting saves and where the batch and plan change, or that it
+// gains nothing worth a restart (adapt/gain_accounting.h).
+std::string run_conclusion(const RunSimulation& run);
 std::string run_simulation_to_table(const RunSimulation& run, const ModelSpec& model, const Cluster& cluster);
 
 }  // namespace tessera

@@ -210,6 +210,129 @@ std::string plan_search_to_table(const PlanSearch& s, const ModelSpec& model, co
   return out;
 }
 
+namespace {
+
+constexpr double kSecondsPerHour = 3600.0;
+
+nlohmann::json failure_inputs_json(const FailureModel& f) {
+  return {{"per_gpu_hour", f.rates.per_gpu_hour},
+          {"per_node_hour", f.rates.per_node_hour},
+          {"planned_per_node_hour", f.rates.planned_per_node_hour},
+          {"storage_write_gbps", f.storage.write_gbps},
+          {"storage_read_gbps", f.storage.read_gbps},
+          {"node_write_gbps", f.storage.node_write_gbps},
+          {"device_to_host_gbps", f.storage.device_to_host_gbps},
+          {"async_save", f.save.async},
+          {"fully_parallel_save", f.save.fully_parallel},
+          {"detection_s", f.restart.detection_s},
+          {"relaunch_s", f.restart.relaunch_s},
+          {"replacement_wait_s", f.restart.replacement_wait_s},
+          {"node_repair_h", f.restart.node_repair_h},
+          {"spare_nodes", f.restart.spare_nodes}};
+}
+
+nlohmann::json outcome_json(const FailureOutcome& o) {
+  return {{"checkpoint_interval_steps", o.interval_steps},
+          {"checkpoint_interval_s", o.interval_s},
+          {"checkpoint_write_s", o.checkpoint.write_s},
+          {"checkpoint_blocking_s", o.checkpoint.blocking_s},
+          {"checkpoint_load_s", o.checkpoint.load_s},
+          {"checkpoint_gb", o.checkpoint.total_bytes / units::kGB},
+          {"checkpoint_writers", o.checkpoint.writers},
+          {"restart_s", o.restart_s},
+          {"mtbf_h", o.mtbf_s / kSecondsPerHour},
+          {"young_interval_s", o.young_interval_s},
+          {"daly_interval_s", o.daly_interval_s},
+          {"optimal_interval_s", o.optimal_interval_s},
+          {"expected_goodput_fraction", o.useful_fraction}};
+}
+
+}  // namespace
+
+MegatronCheckpointing megatron_checkpointing(const FailureOutcome& o, const FailureModel& f) {
+  return {o.interval_steps, f.save.async, f.save.fully_parallel};
+}
+
+std::string why_goodput_winner(const GoodputRanking& r) {
+  if (r.plans.empty()) return "";
+  const GoodputPlan& win = r.plans[0];
+  const auto fastest = std::min_element(r.plans.begin(), r.plans.end(),
+                                        [](const GoodputPlan& a, const GoodputPlan& b) { return a.time_rank < b.time_rank; });
+  const auto detail = [](const GoodputPlan& g) {
+    return fmt::format("useful {:.2f}% of wall-clock, checkpoint stall {:.2f} s per save ({} writer(s)), restart {:.0f} s",
+                       100 * g.failures.useful_fraction, g.failures.checkpoint.blocking_s, g.failures.checkpoint.writers,
+                       g.failures.restart_s);
+  };
+  if (fastest == r.plans.begin() || fastest->time_rank == win.time_rank)
+    return fmt::format("the fastest plan {} also has the best expected goodput ({:.0f} tokens/s): {}",
+                       short_plan(win.ranked.plan), win.goodput_tokens_per_s, detail(win));
+  const double step_gap = win.ranked.estimate.iteration_time_s / fastest->ranked.estimate.iteration_time_s - 1;
+  return fmt::format("{} ranks above the fastest plan {} under failures: expected goodput {:.0f} vs {:.0f} tokens/s "
+                     "({:+.2f}%) with a {:.2f}% slower step: {} vs {}",
+                     short_plan(win.ranked.plan), short_plan(fastest->ranked.plan), win.goodput_tokens_per_s,
+                     fastest->goodput_tokens_per_s, 100 * (win.goodput_tokens_per_s / fastest->goodput_tokens_per_s - 1),
+                     100 * step_gap, detail(win), detail(*fastest));
+}
+
+nlohmann::json goodput_ranking_to_json(const GoodputRanking& r, const PlanSearch& search, const ModelSpec& model,
+                                       const Cluster& cluster, const Workload& w, const FailureModel& f) {
+  nlohmann::json j = search_json(reordered_search(search, r), model, cluster, w);
+  for (std::size_t i = 0; i < r.plans.size(); ++i) {
+    nlohmann::json& entry = j["plans"][i];
+    const GoodputPlan& g = r.plans[i];
+    entry["failures"] = outcome_json(g.failures);
+    entry["expected_goodput_tokens_per_s"] = g.goodput_tokens_per_s;
+    entry["step_time_rank"] = g.time_rank + 1;
+    if (!entry["megatron_args"].is_null()) entry["megatron_args"] = megatron_args(model, g.ranked.plan, w, megatron_checkpointing(g.failures, f));
+  }
+  const std::string reason = why_goodput_winner(r);
+  j["why"] = reason;
+  j["failures"] = {{"ranking", "expected_goodput"},
+                   {"walked", r.walked},
+                   {"exact", r.exact},
+                   {"inputs", failure_inputs_json(f)},
+                   {"why", reason}};
+  return j;
+}
+
+std::string goodput_ranking_to_table(const GoodputRanking& r, const PlanSearch& search, const ModelSpec& model,
+                                     const Cluster& cluster, const Workload& w, const FailureModel& f,
+                                     double memory_limit_gib) {
+  const PlanSearch s = reordered_search(search, r);
+  std::string out = fmt::format("searched {} plans ({} fit in {}) in {:.3f} s; ranked by expected goodput under failures "
+                                "({} of the fastest priced{})\n",
+                                s.evaluated, s.feasible, limit_text(s, memory_limit_gib), s.search_time_s, r.walked,
+                                r.exact ? ", exact" : "; more plans may follow: raise --top");
+  if (r.plans.empty()) return out + "no plan fits\n";
+  const FailureOutcome& best = r.plans[0].failures;
+  out += fmt::format("job MTBF {:.2f} h ({:.3f} failures/h, {:.3f} planned/h); checkpoint {:.0f} GB\n", best.mtbf_s / kSecondsPerHour,
+                     best.failures_per_hour, best.planned_per_hour, best.checkpoint.total_bytes / units::kGB);
+  out += fmt::format("\n{:>3}  {:<96} {:>8} {:>10} {:>8} {:>8} {:>9} {:>7} {:>10}\n", "#", "plan", "time_s", "tokens/s",
+                     "ckpt_s", "stall_s", "interval", "useful", "goodput");
+  for (std::size_t i = 0; i < r.plans.size(); ++i) {
+    const GoodputPlan& g = r.plans[i];
+    out += fmt::format("{:>3}  {:<96} {:>8.3f} {:>10.0f} {:>8.2f} {:>8.2f} {:>9} {:>6.2f}% {:>10.0f}\n", i + 1,
+                       short_plan(g.ranked.plan), g.ranked.estimate.iteration_time_s, g.ranked.estimate.tokens_per_s,
+                       g.failures.checkpoint.write_s, g.failures.checkpoint.blocking_s, g.failures.interval_steps,
+                       100 * g.failures.useful_fraction, g.goodput_tokens_per_s);
+  }
+  out += fmt::format("\n{}\n", why_goodput_winner(r));
+  out += fmt::format("recommended checkpoint interval: every {} steps ({:.0f} s; Young {:.0f} s, Daly {:.0f} s, "
+                     "exact optimum {:.0f} s)\n",
+                     best.interval_steps, best.interval_s, best.young_interval_s, best.daly_interval_s,
+                     best.optimal_interval_s);
+  out += "\nbest plan in full:\n";
+  out += estimate_to_table(s.plans[0].estimate, model, cluster, s.plans[0].plan, w);
+  std::string args;
+  try {
+    args = megatron_command_line(model, s.plans[0].plan, w, megatron_checkpointing(best, f));
+  } catch (const Error& e) {
+    args = std::string("(not expressible in Megatron-LM: ") + e.what() + ")";
+  }
+  out += "\nMegatron-LM arguments:\n" + args + "\n";
+  return out;
+}
+
 nlohmann::json mixed_plan_to_json(const MixedPlan& m, const MixedCluster& cluster, const ModelSpec& model,
                                   const Workload& w) {
   nlohmann::json pools = nlohmann::json::array();

@@ -28,7 +28,7 @@ double* step_time_scale_field(StepTimeScale& s, const std::string& key) {
 
 std::string builtin_list() {
   std::string list;
-  for (const std::string& name : builtin_scenario_names()) list += name + ", ";
+  for (const std::string& name : all_builtin_scenario_names()) list += name + ", ";
   return list + "or a scenario JSON file";
 }
 
@@ -102,9 +102,13 @@ nlohmann::json scenario_to_json(const NoiseScaleScenario& s) {
           {"seed", s.seed}};
 }
 
-NoiseScaleScenario load_scenario(const std::string& name_or_path, const ModelSpec& model) {
-  const auto names = builtin_scenario_names();
-  if (std::find(names.begin(), names.end(), name_or_path) != names.end()) return builtin_scenario(name_or_path, model);
+NoiseScaleScenario load_scenario(const std::string& name_or_path, const ModelSpec& model, std::int64_t seq_len) {
+  const auto names = all_builtin_scenario_names();
+  if (std::find(names.begin(), names.end(), name_or_path) != names.end())
+    return builtin_scenario(name_or_path, model, seq_len);
+  if (seq_len != 0)
+    throw Error("--seq", "got " + std::to_string(seq_len) + " with the scenario file '" + name_or_path + "'",
+                "no --seq: a scenario file sets its own seq_len");
   std::error_code ec;
   if (!std::filesystem::is_regular_file(name_or_path, ec))
     throw Error("--scenario", "no built-in scenario or file '" + name_or_path + "'", builtin_list());

@@ -9,6 +9,7 @@
 // default_batch_bounds(seq_len); the rest to the built-ins' values. Unknown keys are rejected.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -20,8 +21,9 @@ namespace tessera {
 
 NoiseScaleScenario scenario_from_json(const nlohmann::json& j, const std::string& path);
 nlohmann::json scenario_to_json(const NoiseScaleScenario& scenario);
-// A built-in scenario's name (sized to the model) or a path to a scenario JSON file; anything else
-// is Error("--scenario", ...) listing the built-in names.
-NoiseScaleScenario load_scenario(const std::string& name_or_path, const ModelSpec& model);
+// A built-in scenario's name (sized to the model, at seq_len tokens per sequence; 0: its default) or
+// a path to a scenario JSON file (seq_len must be 0: Error("--seq", ...)); anything else is
+// Error("--scenario", ...) listing the built-in names.
+NoiseScaleScenario load_scenario(const std::string& name_or_path, const ModelSpec& model, std::int64_t seq_len = 0);
 
 }  // namespace tessera

@@ -148,6 +148,31 @@ TEST(MegatronExport, ShardingFlavours) {
   for (const char* zero : {"zero=0", "zero=1", "zero=2", "zero=3"}) EXPECT_FALSE(has_flag(args(zero), "--use-torch-fsdp2"));
 }
 
+// plan --failures: the recommended interval as --save-interval, async saving with the persistent
+// worker (and torch_dist unless the plan names its format), the first-replica save; each list
+// passes the rule table (megatron_args checks it), and a negative interval is refused.
+TEST(MegatronExport, CheckpointFlags) {
+  const ModelSpec m = builtin_model("llama3-8b");
+  const PlanRequest r = plan_for(m, "h100-sxm-80gb:16", "tp=2,pp=2,mb=1,gbs=64,seq=8192,zero=1");
+  EXPECT_FALSE(has_flag(megatron_args(m, r.plan, r.workload), "--save-interval"));
+  const auto a = megatron_args(m, r.plan, r.workload, {250, true, false});
+  EXPECT_EQ(value_of(a, "--save-interval"), "250");
+  EXPECT_TRUE(has_flag(a, "--async-save"));
+  EXPECT_TRUE(has_flag(a, "--use-persistent-ckpt-worker"));
+  EXPECT_EQ(value_of(a, "--ckpt-format"), "torch_dist");
+  EXPECT_TRUE(has_flag(a, "--no-ckpt-fully-parallel-save"));
+  EXPECT_TRUE(check_megatron_args(a, megatron_environment(r.plan)).empty());
+  const PlanRequest fsdp = plan_for(m, "h100-sxm-80gb:16", "tp=2,pp=2,mb=1,gbs=64,seq=8192,zero=3");
+  const auto f = megatron_args(m, fsdp.plan, fsdp.workload, {100, true, true});
+  EXPECT_EQ(value_of(f, "--ckpt-format"), "fsdp_dtensor");
+  EXPECT_EQ(std::count(f.begin(), f.end(), "--ckpt-format"), 1);
+  EXPECT_EQ(testing::thrown_field([&] { megatron_args(m, r.plan, r.workload, {-1, false, true}); }), "save_interval");
+  // The launch script carries the interval as SAVE_INTERVAL's default, next to --save.
+  const std::string script = megatron_launch_script(m, load_cluster("h100-sxm-80gb:16"), r.plan, r.workload, {250, false, true});
+  EXPECT_NE(script.find("SAVE_INTERVAL=${SAVE_INTERVAL:-250}"), std::string::npos);
+  EXPECT_EQ(script.find("--save-interval 250"), std::string::npos);
+}
+
 TEST(MegatronExport, EnvironmentFollowsTheSharding) {
   Plan p;
   p.tp = 2;

@@ -123,6 +123,10 @@ std::vector<FiringCase> firing_cases() {
       {"fsdp-dtensor-needs-megatron-fsdp", with(d, {{"--ckpt-format", "fsdp_dtensor"}})},
       {"megatron-fsdp-v2-no-distributed-optimizer", with(fsdp, {{"--megatron-fsdp-version", "2"}, {"--use-distributed-optimizer"}}), {}},
       {"torch-dcp-needs-fsdp2", with(d, {{"--ckpt-format", "torch_dcp"}})},
+      {"save-needs-positive-interval", with(d, {{"--save", "/ckpt"}})},
+      {"save-needs-positive-interval", with(d, {{"--save", "/ckpt"}, {"--save-interval", "0"}})},
+      {"async-save-ckpt-format", with(d, {{"--async-save"}, {"--use-persistent-ckpt-worker"}, {"--ckpt-format", "torch"}})},
+      {"async-save-needs-persistent-worker", with(d, {{"--async-save"}})},
       {"fp8-param-gather-needs-sharding", with(d, {{"--fp8-format", "hybrid"}, {"--fp8-param-gather"}})},
       {"tp-cp-cuda-connections", d, {}},
       {"tp-comm-overlap-needs-sp", with(d, {{"--tp-comm-overlap"}})},
@@ -189,6 +193,15 @@ TEST(MegatronRules, EachRuleFiresOnAListThatBreaksIt) {
     covered.insert(c.id);
   }
   for (const auto& r : megatron_rules()) EXPECT_TRUE(covered.count(r.id)) << "no firing case for " << r.id;
+}
+
+// Checkpoint flags as plan --failures emits them pass; torch_dcp and fsdp_dtensor also save
+// asynchronously (checkpointing.py), so the format rule does not fire for them.
+TEST(MegatronRules, AsyncSaveWithThePersistentWorkerPasses) {
+  const Args saved = with(dense_base(), {{"--save", "/ckpt"}, {"--save-interval", "250"}, {"--async-save"},
+                                         {"--use-persistent-ckpt-worker"}, {"--ckpt-format", "torch_dist"}});
+  EXPECT_TRUE(fired(saved).empty());
+  EXPECT_FALSE(fired(with(saved, {{"--ckpt-format", "fsdp_dtensor"}})).count("async-save-ckpt-format"));
 }
 
 TEST(MegatronRules, SequenceParallelAtTp1IsSwitchedOffNotRefused) {

@@ -4,11 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "common/thrown_field.h"
 
 #include "core/units.h"
 #include "io/gpu_catalog.h"
 #include "io/model_source.h"
+#include "io/plan_text.h"
 
 namespace tessera {
 namespace {
@@ -51,6 +54,41 @@ TEST(PlanReport, TableShowsTheHeadroomAndConfidence) {
   fix.max_memory_gib = 150.0;
   const std::string pinned = plan_search_to_table(search(m, c, w, fix), m, c, w, 150.0);
   EXPECT_NE(pinned.find("150.0 GiB (--max-memory-gib)"), std::string::npos) << pinned;
+}
+
+// plan --failures: the JSON adds the failure figures to each re-ranked plan (in goodput order) and
+// the inputs at the top; the Megatron arguments carry the plan's --save-interval; the table prints
+// the recommended interval with Young's and Daly's.
+TEST(PlanReport, GoodputRankingJsonAndTable) {
+  const ModelSpec m = builtin_model("llama3-70b");
+  const Cluster c = load_cluster("h100-sxm-80gb:64");
+  const Workload w{512, 8192};
+  PlannerOptions o;
+  o.top_k = 10;
+  o.threads = 2;
+  const PlanSearch s = search_plans(m, c, w, PlanConstraints{}, o);
+  const FailureModel f;
+  const GoodputRanking r = rank_by_goodput(s, m, c, f, 3, false);
+  const nlohmann::json j = goodput_ranking_to_json(r, s, m, c, w, f);
+  ASSERT_EQ(j.at("plans").size(), r.plans.size());
+  EXPECT_EQ(j.at("failures").at("ranking"), "expected_goodput");
+  EXPECT_DOUBLE_EQ(j.at("failures").at("inputs").at("storage_write_gbps").get<double>(), f.storage.write_gbps);
+  for (std::size_t i = 0; i < r.plans.size(); ++i) {
+    const auto& p = j.at("plans")[i];
+    EXPECT_EQ(p.at("plan"), plan_to_json(r.plans[i].ranked.plan, w));
+    EXPECT_DOUBLE_EQ(p.at("failures").at("expected_goodput_fraction").get<double>(), r.plans[i].failures.useful_fraction);
+    const auto& args = p.at("megatron_args");
+    const auto it = std::find(args.begin(), args.end(), "--save-interval");
+    ASSERT_NE(it, args.end());
+    EXPECT_EQ(*(it + 1), std::to_string(r.plans[i].failures.interval_steps));
+  }
+  EXPECT_EQ(j.at("why"), why_goodput_winner(r));
+  const std::string table = goodput_ranking_to_table(r, s, m, c, w, f, 75.0);
+  EXPECT_NE(table.find("recommended checkpoint interval: every " + std::to_string(r.plans[0].failures.interval_steps) +
+                       " steps"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("--save-interval " + std::to_string(r.plans[0].failures.interval_steps)), std::string::npos);
 }
 
 // Issue 13, D11: --fix follows the one rule for every input, a key given twice is an error.

@@ -105,7 +105,11 @@ POLICY = keys("time_to_target_s", "vs_offline_optimum_pct", "schedule", "consume
 SCENARIO = keys("name", "description", "seq_len", "token_budget", "reference_batch", "min_batch", "max_batch",
                 "noise_scale", "network_bandwidth_scale", "step_time_scale", "step_time_jitter",
                 "gradient_noise_dimension", "seed")
-ADAPT = dict(keys("schema_version", "model", "cluster", "candidates", "best_static_in_hindsight"),
+# gain_over_fixed, conclusion: added with issue 15 (the gain split into batch and plan, in words).
+GAIN = keys("total_s", "total_pct", "from_batch_s", "from_batch_pct", "from_plan_s", "from_plan_pct",
+            "offline_optimum_s", "offline_optimum_pct", "worthwhile")
+ADAPT = dict(keys("schema_version", "model", "cluster", "candidates", "best_static_in_hindsight", "conclusion"),
+             gain_over_fixed=GAIN,
              scenario=SCENARIO, reconfiguration=keys("batch_change_s", "plan_change_s", "checkpoint_bytes"),
              policies={name: POLICY for name in ("fixed", "batch-only", "plan-only", "coadaptive")},
              offline_optimum=POLICY)
