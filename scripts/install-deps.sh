@@ -21,9 +21,13 @@ fuzz_packages=(
 python_packages=(
   python3-dev pybind11-dev python3-numpy python3-pytest python3-torch
 )
+# The HTML report tests render pages headless (tests/python/test_html_reports.py, scripts/browser_check.py).
+browser_packages=(
+  chromium fonts-dejavu-core
+)
 
 missing=()
-for pkg in "${core_packages[@]}" "${fuzz_packages[@]}" "${python_packages[@]}"; do
+for pkg in "${core_packages[@]}" "${fuzz_packages[@]}" "${python_packages[@]}" "${browser_packages[@]}"; do
   # `dpkg -s` succeeds for removed-but-configured packages too: require "install ok installed".
   dpkg -s "$pkg" 2>/dev/null | grep -x 'Status: install ok installed' >/dev/null || missing+=("$pkg")
 done

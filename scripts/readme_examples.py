@@ -12,8 +12,8 @@ anyway (tests/python/test_torch_gpt_example.py), so it can compare the values.
 
 Masking rule (MASKS): figures that differ from run to run are compared as placeholders, on both
 sides, and the README keeps the figures of the run that generated it:
-  * wall-clock times: `searched ... in T s` (plan), `balancing T ms` (balance), `"time_ms"`,
-    `"search_time_s"`, `"plans_per_s"` (JSON);
+  * wall-clock times: `searched ... in T s` (plan), `balancing T ms` (balance), `cells simulated
+    in T s` (adapt map), `"time_ms"`, `"search_time_s"`, `"plans_per_s"`, `"simulation_s"` (JSON);
   * the PyTorch example's wall time (`validation loss ... tokens, T s`);
   * the planner's counts of plans costed and of those that fit (`searched N plans (M fit`,
     `"evaluated"`, `"feasible"`): its workers share the pruning bound, so how many candidates
@@ -35,9 +35,10 @@ TIMEOUT_S = 120
 MASKS = [
     (re.compile(r"(searched\b[^\n]*? in )\d+(?:\.\d+)?( s)"), r"\1<time>\2"),
     (re.compile(r"(balancing\s+)\d+(?:\.\d+)?( ms)"), r"\1<time>\2"),
+    (re.compile(r"(cells simulated in )\d+(?:\.\d+)?( s)"), r"\1<time>\2"),
     (re.compile(r"(validation loss [^\n]* tokens, )\d+(?:\.\d+)?( s)"), r"\1<time>\2"),
     (re.compile(r"(searched )\d+( plans \()\d+( fit)"), r"\1<count>\2<count>\3"),
-    (re.compile(r'("(?:time_ms|search_time_s|plans_per_s|evaluated|feasible)": )[-+0-9.eE]+'), r"\1<masked>"),
+    (re.compile(r'("(?:time_ms|search_time_s|plans_per_s|simulation_s|evaluated|feasible)": )[-+0-9.eE]+'), r"\1<masked>"),
 ]
 
 WLB_RUN = ["balance", "--synthetic", "wlb-like", "--dp", "1", "--microbatches", "4", "--max-tokens", "131072",
@@ -97,6 +98,11 @@ BLOCKS = {
     "calibrate-example": command_block(["calibrate", "--runs", "examples/calibration/fit.csv", "--report"]),
     "adapt-zero3-slower": command_block(["adapt", "simulate", "--model", "llama3-8b", "--cluster",
                                          "h100-sxm-80gb:32", "--scenario", "zero3-slower"]),
+    "adapt-large-cluster": command_block(["adapt", "simulate", "--model", "llama3-70b", "--cluster",
+                                          "h100-sxm-80gb:4096"]),
+    "adapt-map": command_block(["adapt", "map"]),
+    "plan-failures": command_block(["plan", "--quiet", "--model", "llama3.1-405b", "--cluster", "h100-sxm-80gb:16384",
+                                    "--gbs", "2048", "--seq", "8192", "--failures", "--top", "3"]),
 }
 
 

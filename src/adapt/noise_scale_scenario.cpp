@@ -52,7 +52,6 @@ constexpr double kZero3TimeScale = 1.182;
 // Scales: from 100x faster to 10x slower than described, the what-ifs that mean something (a
 // zero or denormal scale would make step times vanish and throughput infinite).
 constexpr double kMaxTokens = 1e16;
-constexpr std::int64_t kMaxSeqLen = std::int64_t{1} << 24;
 constexpr std::size_t kMaxTrajectoryPoints = 10000;
 constexpr double kMinScale = 0.01;
 constexpr double kMaxScale = 10.0;
@@ -107,7 +106,7 @@ double kaplan_critical_batch_tokens(double non_embedding_params, double tokens) 
 
 void NoiseScaleScenario::validate() const {
   if (name.empty()) throw Error("scenario.name", "empty", "a name");
-  require_positive("scenario.seq_len", seq_len, kMaxSeqLen);
+  require_positive("scenario.seq_len", seq_len, kMaxScenarioSeqLen);
   if (!std::isfinite(token_budget) || token_budget < 1.0 || token_budget > kMaxTokens)
     throw Error("scenario.token_budget", "got " + number_text(token_budget), "a number of tokens from 1 to 1e16");
   require_positive("scenario.reference_batch", reference_batch, kMaxGridBatch);
@@ -180,7 +179,7 @@ namespace {
 
 std::int64_t scenario_seq_len(const ModelSpec& model, std::int64_t seq_len) {
   if (seq_len != 0) {
-    require_positive("seq_len", seq_len, kMaxSeqLen);
+    require_positive("seq_len", seq_len, kMaxScenarioSeqLen);
     return seq_len;
   }
   return std::min(kScenarioSeqLen, model.max_context);
@@ -321,6 +320,20 @@ NoiseScaleScenario described_scenario(const ScenarioDescription& d, const ModelS
     s.description = "described by flags: " + short_number(s.token_budget) + " tokens; noise scale = " +
                     trajectory_source(trajectory) + ": " + range_text(s);
   }
+  s.validate();
+  return s;
+}
+
+NoiseScaleScenario with_batch_bounds(NoiseScaleScenario s, std::int64_t min_batch, std::int64_t max_batch) {
+  const std::string allowed = "a global batch in sequences from 1 to " + std::to_string(kMaxGridBatch);
+  if (min_batch < 0 || min_batch > kMaxGridBatch) throw Error("--min-gbs", "got " + std::to_string(min_batch), allowed);
+  if (max_batch < 0 || max_batch > kMaxGridBatch) throw Error("--max-gbs", "got " + std::to_string(max_batch), allowed);
+  if (min_batch > 0) s.min_batch = min_batch;
+  if (max_batch > 0) s.max_batch = max_batch;
+  if (s.min_batch > s.max_batch)
+    throw Error(max_batch > 0 ? "--max-gbs" : "--min-gbs",
+                "the bounds are " + std::to_string(s.min_batch) + " to " + std::to_string(s.max_batch) + " sequences",
+                "a minimum at most the maximum");
   s.validate();
   return s;
 }

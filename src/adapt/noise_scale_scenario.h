@@ -21,6 +21,9 @@ inline constexpr double kStepTimeJitter = 0.02;
 // McCandlish et al. 2018 (appendix A.1) find for real gradients.
 inline constexpr double kGradientNoiseDimension = 1000.0;
 
+// Longest sequence a scenario may have, in tokens.
+inline constexpr std::int64_t kMaxScenarioSeqLen = std::int64_t{1} << 24;
+
 struct NoiseScalePoint {
   double tokens = 0;              // progress: tokens consumed at the reference batch
   double noise_scale_tokens = 0;  // B_noise there, in tokens (sequences x seq_len)
@@ -122,6 +125,12 @@ struct ScenarioDescription {
   double noise_scale_end_tokens = 0;
 };
 NoiseScaleScenario described_scenario(const ScenarioDescription& description, const ModelSpec& model);
+
+// The scenario with its grid bounds replaced (a bound of 0 keeps the scenario's), in sequences: for
+// `--min-gbs` / `--max-gbs`. Throws Error("--min-gbs" / "--max-gbs", ...) for a bound outside 1 to
+// kMaxGridBatch or a minimum above the maximum; the reference batch (where the budget is counted)
+// is kept.
+NoiseScaleScenario with_batch_bounds(NoiseScaleScenario scenario, std::int64_t min_batch, std::int64_t max_batch);
 
 // Kaplan's N: the main model's active non-embedding weights.
 double non_embedding_parameters(const ModelSpec& model);

@@ -11,6 +11,8 @@ inline constexpr double kTera = 1e12;
 inline constexpr double kGiga = 1e9;
 inline constexpr double kBitsPerByte = 8.0;
 inline constexpr double kMicrosecond = 1e-6;
+inline constexpr double kSecondsPerHour = 3600.0;
+inline constexpr double kHoursPerDay = 24.0;
 
 // Bytes per element of the number formats Tessera reasons about.
 inline constexpr double kBytesBf16 = 2.0;

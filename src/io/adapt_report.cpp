@@ -34,7 +34,7 @@ std::string compact_plan(const Plan& p) {
 
 std::string duration(double seconds) {
   if (seconds >= kSecondsPerDay) return fmt::format("{:.0f} s ({:.1f} d)", seconds, seconds / kSecondsPerDay);
-  return fmt::format("{:.0f} s ({:.1f} h)", seconds, seconds / 3600.0);
+  return fmt::format("{:.0f} s ({:.1f} h)", seconds, seconds / units::kSecondsPerHour);
 }
 
 nlohmann::json policy_to_json(const PolicyRun& run, const RunSimulation& sim) {
@@ -71,6 +71,8 @@ std::string tokens_text(double tokens) {
   return fmt::format("{:.3g}M", tokens / 1e6);
 }
 
+}  // namespace
+
 nlohmann::json gain_to_json(const GainAccounting& g) {
   return {{"total_s", g.total_s},
           {"total_pct", 100.0 * g.total_fraction()},
@@ -83,12 +85,10 @@ nlohmann::json gain_to_json(const GainAccounting& g) {
           {"worthwhile", g.worthwhile()}};
 }
 
-}  // namespace
-
 std::string run_conclusion(const RunSimulation& sim) {
   const GainAccounting g = gain_accounting(sim);
   const CandidateSet& set = sim.world.candidates;
-  const double hours = 1.0 / 3600.0;
+  const double hours = 1.0 / units::kSecondsPerHour;
   if (!g.worthwhile())
     return fmt::format("co-adapting gains nothing worth a restart here: {:+.2f}% vs fixed (below {:.0f}%; the "
                        "offline optimum, which bounds every policy, gains {:.2f}%)",

@@ -212,8 +212,6 @@ std::string plan_search_to_table(const PlanSearch& s, const ModelSpec& model, co
 
 namespace {
 
-constexpr double kSecondsPerHour = 3600.0;
-
 nlohmann::json failure_inputs_json(const FailureModel& f) {
   return {{"per_gpu_hour", f.rates.per_gpu_hour},
           {"per_node_hour", f.rates.per_node_hour},
@@ -240,7 +238,7 @@ nlohmann::json outcome_json(const FailureOutcome& o) {
           {"checkpoint_gb", o.checkpoint.total_bytes / units::kGB},
           {"checkpoint_writers", o.checkpoint.writers},
           {"restart_s", o.restart_s},
-          {"mtbf_h", o.mtbf_s / kSecondsPerHour},
+          {"mtbf_h", o.mtbf_s / units::kSecondsPerHour},
           {"young_interval_s", o.young_interval_s},
           {"daly_interval_s", o.daly_interval_s},
           {"optimal_interval_s", o.optimal_interval_s},
@@ -305,8 +303,9 @@ std::string goodput_ranking_to_table(const GoodputRanking& r, const PlanSearch& 
                                 r.exact ? ", exact" : "; more plans may follow: raise --top");
   if (r.plans.empty()) return out + "no plan fits\n";
   const FailureOutcome& best = r.plans[0].failures;
-  out += fmt::format("job MTBF {:.2f} h ({:.3f} failures/h, {:.3f} planned/h); checkpoint {:.0f} GB\n", best.mtbf_s / kSecondsPerHour,
-                     best.failures_per_hour, best.planned_per_hour, best.checkpoint.total_bytes / units::kGB);
+  out += fmt::format("job MTBF {:.2f} h ({:.3f} failures/h, {:.3f} planned/h); checkpoint {:.0f} GB\n",
+                     best.mtbf_s / units::kSecondsPerHour, best.failures_per_hour, best.planned_per_hour,
+                     best.checkpoint.total_bytes / units::kGB);
   out += fmt::format("\n{:>3}  {:<96} {:>8} {:>10} {:>8} {:>8} {:>9} {:>7} {:>10}\n", "#", "plan", "time_s", "tokens/s",
                      "ckpt_s", "stall_s", "interval", "useful", "goodput");
   for (std::size_t i = 0; i < r.plans.size(); ++i) {

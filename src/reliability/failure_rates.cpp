@@ -4,6 +4,7 @@
 
 #include "core/checks.h"
 #include "core/error.h"
+#include "core/units.h"
 
 namespace tessera {
 
@@ -12,13 +13,11 @@ namespace {
 // interruptions, 47 planned, 419 unexpected; Table 5: GPU issues 58.7% of the unexpected ones.
 // Section 3.3.1 / 3.3.4: 16,384 H100 GPUs, 8 per server (Grand Teton), so 2,048 nodes.
 constexpr double kLlama3Days = 54.0;
-constexpr double kHoursPerDay = 24.0;
 constexpr double kLlama3Unexpected = 419.0;
 constexpr double kLlama3Planned = 47.0;
 constexpr std::int64_t kLlama3Gpus = 16384;
 constexpr std::int64_t kLlama3Nodes = 2048;
 constexpr double kLlama3GpuShare = 0.587;
-constexpr double kSecondsPerHour = 3600.0;
 // Far above any measured fleet (a failure every ~4 s per GPU): a larger rate is a unit slip.
 constexpr double kMaxRatePerHour = 1000.0;
 }  // namespace
@@ -46,7 +45,7 @@ FailureRates rates_from_fleet_report(const FleetReport& r) {
 }
 
 FleetReport llama3_fleet_report() {
-  return {kLlama3Unexpected, kLlama3Planned, kLlama3Days * kHoursPerDay, kLlama3Gpus, kLlama3Nodes, kLlama3GpuShare};
+  return {kLlama3Unexpected, kLlama3Planned, kLlama3Days * units::kHoursPerDay, kLlama3Gpus, kLlama3Nodes, kLlama3GpuShare};
 }
 
 FailureRates default_failure_rates() { return rates_from_fleet_report(llama3_fleet_report()); }
@@ -64,7 +63,7 @@ double job_failures_per_hour(const FailureRates& rates, std::int64_t gpus, std::
 
 double job_mtbf_s(const FailureRates& rates, std::int64_t gpus, std::int64_t gpus_per_node) {
   rates.validate();
-  return kSecondsPerHour / job_failures_per_hour(rates, gpus, gpus_per_node);
+  return units::kSecondsPerHour / job_failures_per_hour(rates, gpus, gpus_per_node);
 }
 
 double job_planned_per_hour(const FailureRates& rates, std::int64_t gpus, std::int64_t gpus_per_node) {

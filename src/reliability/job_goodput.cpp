@@ -4,12 +4,12 @@
 #include <cmath>
 
 #include "core/checks.h"
+#include "core/units.h"
 #include "reliability/checkpoint_interval.h"
 
 namespace tessera {
 
 namespace {
-constexpr double kSecondsPerHour = 3600.0;
 constexpr double kMaxStepS = 86400.0;  // a day per step: beyond it, a unit slip
 // --save-interval is a Python int; 10^12 steps is beyond any run.
 constexpr double kMaxIntervalSteps = 1e12;
@@ -46,7 +46,7 @@ FailureOutcome failure_outcome(const FailureModel& model, const CheckpointCost& 
   FailureOutcome o;
   o.checkpoint = ckpt;
   o.failures_per_hour = job_failures_per_hour(model.rates, gpus, gpus_per_node);
-  o.mtbf_s = kSecondsPerHour / o.failures_per_hour;
+  o.mtbf_s = units::kSecondsPerHour / o.failures_per_hour;
   o.planned_per_hour = job_planned_per_hour(model.rates, gpus, gpus_per_node);
   const double delta = ckpt.blocking_s;
   const double durable_window_s = ckpt.write_s - ckpt.blocking_s;  // 0 unless async
@@ -61,7 +61,7 @@ FailureOutcome failure_outcome(const FailureModel& model, const CheckpointCost& 
   o.interval_steps = best.steps;
   o.interval_s = static_cast<double>(best.steps) * step_time_s;
   const double planned_s = model.restart.relaunch_s + ckpt.load_s + delta;
-  const double planned_share = o.planned_per_hour * planned_s / kSecondsPerHour;
+  const double planned_share = o.planned_per_hour * planned_s / units::kSecondsPerHour;
   // A job interrupted more often than it can restart does no work: the fraction is 0, not negative.
   o.useful_fraction = best.fraction * std::max(0.0, 1.0 - planned_share);
   return o;

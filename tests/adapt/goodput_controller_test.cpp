@@ -138,6 +138,25 @@ TEST(GoodputController, HysteresisKeepsNoiseFromTradingRestarts) {
   EXPECT_FALSE(d.switch_now);
 }
 
+// Issue 15: no restart to switch between two plans predicted equally fast. With no hysteresis and a
+// cheap restart, a plan 0.05% faster (within the planner's tie tolerance, kTimeTieFraction) is not
+// switched to, however long the horizon; one 1% faster is, so the tie rule is what holds it back.
+TEST(GoodputController, NoRestartBetweenPlansPredictedEquallyFast) {
+  ControllerOptions o = options();
+  o.plan_hysteresis = 0.0;
+  o.batch_hysteresis = 0.0;
+  constexpr double kCheapRestartS = 1.0;
+  for (const double plan1_factor : {1.0 - 0.5 * kTimeTieFraction, 0.99}) {
+    const CandidateSet set = synthetic_candidates(plan1_factor);
+    GoodputController c(set, ReconfigurationCost{0.0, kCheapRestartS, 0.0}, o);
+    c.switch_to(index_of(set, 64, 0));
+    run_steps(c, 1'000'000, kNoise);
+    const ControllerDecision d = c.decide();
+    const bool plan_change = d.switch_now && set.candidates[d.candidate].plan_index == 1u;
+    EXPECT_EQ(plan_change, plan1_factor < 1.0 - kTimeTieFraction) << plan1_factor;
+  }
+}
+
 // Near the end of the budget the horizon shrinks to what is left: nothing is worth a restart.
 TEST(GoodputController, NoRestartWhenTheRunIsAlmostOver) {
   const CandidateSet set = synthetic_candidates();

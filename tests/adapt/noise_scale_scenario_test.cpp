@@ -137,5 +137,56 @@ TEST(NoiseScaleScenario, DefaultBoundsStayWithinTheGridLimit) {
   EXPECT_EQ(default_batch_bounds(4096).max_batch, 4096);  // 2^24 tokens, as before
 }
 
+// `adapt simulate --tokens/--trajectory/--noise-start/--noise-end`: a described scenario has the
+// budget given (or Chinchilla's), the large-cluster bounds, and either the named trajectory or a
+// log-linear noise scale between the two ends.
+TEST(NoiseScaleScenario, DescribedByFlags) {
+  const ModelSpec model = builtin_model("llama3-70b");
+  ScenarioDescription d;
+  const NoiseScaleScenario chinchilla = described_scenario(d, model);
+  EXPECT_NEAR(chinchilla.token_budget, 20.0 * count_parameters(model).total(), 1.0);
+  const BatchBounds large = large_cluster_batch_bounds(chinchilla.seq_len);
+  EXPECT_EQ(chinchilla.min_batch, large.min_batch);
+  EXPECT_EQ(chinchilla.max_batch, large.max_batch);
+  // The default trajectory (merrill) is what cbs-pretrain uses for a run of the same budget.
+  const NoiseScaleScenario cbs = builtin_scenario("cbs-pretrain", model);
+  EXPECT_NEAR(chinchilla.noise_scale_at(0.3 * cbs.token_budget), cbs.noise_scale_at(0.3 * cbs.token_budget), 1e-6);
+
+  d.token_budget = 1e11;
+  d.seq_len = 2048;
+  d.noise_scale_start_tokens = 1e5;
+  d.noise_scale_end_tokens = 1e7;
+  const NoiseScaleScenario ramp = described_scenario(d, model);
+  EXPECT_EQ(ramp.token_budget, 1e11);
+  EXPECT_EQ(ramp.seq_len, 2048);
+  // Log-linear: halfway through, the geometric mean (in sequences of 2,048 tokens).
+  EXPECT_NEAR(ramp.noise_scale_at(0.5e11) * 2048, 1e6, 1e-3 * 1e6);
+  EXPECT_NEAR(ramp.noise_scale_at(1e11) * 2048, 1e7, 1e-6 * 1e7);
+
+  d = ScenarioDescription{};
+  d.trajectory = "chinchilla";
+  EXPECT_EQ(testing::thrown_field([&] { described_scenario(d, model); }), "--trajectory");
+  d = ScenarioDescription{};
+  d.token_budget = 1e17;
+  EXPECT_EQ(testing::thrown_field([&] { described_scenario(d, model); }), "scenario.token_budget");
+}
+
+// --min-gbs / --max-gbs replace the grid bounds (0 keeps one), never silently clamp, and name the
+// flag when out of range or crossed.
+TEST(NoiseScaleScenario, BatchBoundsFromFlags) {
+  const NoiseScaleScenario s = builtin_scenario("pretrain", builtin_model("llama3-8b"));
+  const NoiseScaleScenario narrowed = with_batch_bounds(s, 64, 256);
+  EXPECT_EQ(narrowed.min_batch, 64);
+  EXPECT_EQ(narrowed.max_batch, 256);
+  EXPECT_EQ(narrowed.reference_batch, s.reference_batch);
+  EXPECT_EQ(with_batch_bounds(s, 0, 256).min_batch, s.min_batch);
+  EXPECT_EQ(with_batch_bounds(s, 64, 0).max_batch, s.max_batch);
+  using testing::thrown_field;
+  EXPECT_EQ(thrown_field([&] { with_batch_bounds(s, 256, 64); }), "--max-gbs");
+  EXPECT_EQ(thrown_field([&] { with_batch_bounds(s, s.max_batch + 1, 0); }), "--min-gbs");
+  EXPECT_EQ(thrown_field([&] { with_batch_bounds(s, -1, 0); }), "--min-gbs");
+  EXPECT_EQ(thrown_field([&] { with_batch_bounds(s, 0, kMaxGridBatch + 1); }), "--max-gbs");
+}
+
 }  // namespace
 }  // namespace tessera

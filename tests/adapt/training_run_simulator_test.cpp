@@ -9,6 +9,7 @@
 #include <string>
 
 #include "adapt/batch_grid.h"
+#include "adapt/gain_accounting.h"
 #include "adapt/training_run_simulator.h"
 #include "io/gpu_catalog.h"
 #include "io/model_source.h"
@@ -28,15 +29,18 @@ struct Outcome {
   double coadaptive_over_fixed = 0;
 };
 
-// Runs every built-in scenario on one configuration, sharing the planner's candidates.
-std::vector<Outcome> check_every_scenario(const char* model_name, const char* cluster_name) {
+// Runs every built-in scenario of `names` (same seq_len and bounds) on one configuration, sharing
+// the planner's candidates. hundred_step: every window is the 100-step one (within the work bound).
+std::vector<Outcome> check_every_scenario(const char* model_name, const char* cluster_name,
+                                          const std::vector<std::string>& names = builtin_scenario_names(),
+                                          bool hundred_step = true) {
   const ModelSpec model = builtin_model(model_name);
   const Cluster cluster = load_cluster(cluster_name);
-  const NoiseScaleScenario first = builtin_scenario(builtin_scenario_names().front(), model);
+  const NoiseScaleScenario first = builtin_scenario(names.front(), model);
   const CandidateSet candidates =
       build_candidates(model, cluster, first.seq_len, batch_grid(first.min_batch, first.max_batch));
   std::vector<Outcome> outcomes;
-  for (const std::string& name : builtin_scenario_names()) {
+  for (const std::string& name : names) {
     const NoiseScaleScenario s = builtin_scenario(name, model);
     EXPECT_EQ(s.seq_len, first.seq_len);
     EXPECT_EQ(s.min_batch, first.min_batch);
@@ -48,7 +52,9 @@ std::vector<Outcome> check_every_scenario(const char* model_name, const char* cl
     for (Policy p : kPolicies) {
       const double t = sim.of(p).time_to_target_s;
       // Within the work bound at the 100-step cadence: the answers are the per-100-step ones.
-      EXPECT_EQ(sim.of(p).long_windows, 0) << where << ": " << to_string(p);
+      if (hundred_step) {
+        EXPECT_EQ(sim.of(p).long_windows, 0) << where << ": " << to_string(p);
+      }
       EXPECT_LE(coadaptive, kNeverSlowerThan * t) << where << ": coadaptive vs " << to_string(p);
       EXPECT_LE(optimum, kOptimumTolerance * t) << where << ": optimum vs " << to_string(p);
     }
@@ -67,6 +73,17 @@ TEST(TrainingRunSimulator, Llama3_8bOn32H100) {
     return a.coadaptive_over_fixed < b.coadaptive_over_fixed;
   });
   EXPECT_LE(best->coadaptive_over_fixed, kGainOverFixed) << best->scenario;
+}
+
+// Issue 15: on every large-cluster scenario, coadaptive is within 1% of the best other policy and
+// 3% of the offline optimum, where co-adaptation pays most (the map's 70B and 405B cells).
+TEST(TrainingRunSimulator, EveryLargeClusterScenarioStaysNearTheBest) {
+#ifdef TESSERA_SANITIZED
+  GTEST_SKIP() << "planner searches on 4,096 and 8,192 GPUs per grid batch: Release only";
+#endif
+  // Runs of 1e12+ tokens on thousands of GPUs: some windows are longer than 100 steps (work bound).
+  check_every_scenario("llama3-70b", "h100-sxm-80gb:4096", large_cluster_scenario_names(), false);
+  check_every_scenario("llama3.1-405b", "h100-sxm-80gb:8192", large_cluster_scenario_names(), false);
 }
 
 TEST(TrainingRunSimulator, Qwen25_32bOn32H100) { check_every_scenario("qwen2.5-32b", "h100-sxm-80gb:32"); }
@@ -220,6 +237,13 @@ TEST(TrainingRunSimulator, LargeClusterCoadaptationPays) {
   EXPECT_LE(co.time_to_target_s, kNearOptimum * sim.offline_optimum.time_to_target_s);
   EXPECT_GT(co.plan_changes, 0);
   EXPECT_GT(co.batch_changes, 0);
+  // The JSON's split sums to the total. Adapting the batch on fixed's plan gains nothing here
+  // (from_batch >= 0, no loss): the gain needs the plan to change with the batch (from_plan).
+  const GainAccounting gain = gain_accounting(sim);
+  EXPECT_NEAR(gain.from_batch_s + gain.from_plan_s, gain.total_s, 1e-9 * fixed);
+  EXPECT_GE(gain.from_batch_s, 0.0);
+  EXPECT_GT(gain.from_plan_s, 0.0);
+  EXPECT_LE(gain.total_s, gain.optimum_s * (1.0 + 1e-9));
   for (Policy p : kPolicies) {
     const PolicyRun& run = sim.of(p);
     EXPECT_LE(co.time_to_target_s, kNeverSlowerThan * run.time_to_target_s) << to_string(p);

@@ -109,6 +109,80 @@ TEST_F(AdaptCli, BadInputExitsTwoWithOneLineNamingTheField) {
   expect_usage_error({}, "simulate", {"adapt"});
 }
 
+// Issue 15: a run described in flags (budget, seq, noise scale ends, batch bounds, GPU count) is
+// the scenario simulated; change counts agree with the printed schedule; the conclusion is there.
+TEST_F(AdaptCli, ScenarioDescribedInFlags) {
+  const Json j = run_json({"--model", "llama3-8b", "--cluster", "h100-sxm-80gb", "--gpus", "16", "--seq", "2048",
+                           "--tokens", "2e9", "--noise-start", "1e5", "--noise-end", "2e6", "--min-gbs", "32",
+                           "--max-gbs", "512"});
+  EXPECT_EQ(j.at("cluster").at("gpus"), 16);
+  const Json& s = j.at("scenario");
+  EXPECT_EQ(s.at("name"), "described");
+  EXPECT_EQ(s.at("seq_len"), 2048);
+  EXPECT_EQ(s.at("token_budget"), 2e9);
+  EXPECT_EQ(s.at("min_batch"), 32);
+  EXPECT_EQ(s.at("max_batch"), 512);
+  EXPECT_NEAR(s.at("noise_scale").back().at("noise_scale_tokens").get<double>(), 2e6, 1.0);
+  EXPECT_GE(j.at("candidates").at("batches").front().get<std::int64_t>(), 32);
+  EXPECT_LE(j.at("candidates").at("batches").back().get<std::int64_t>(), 512);
+  EXPECT_FALSE(j.at("conclusion").get<std::string>().empty());
+  for (const auto& [name, p] : j.at("policies").items()) {
+    const auto schedule = tessera::parse_megatron_batch_schedule(p.at("schedule").get<std::string>());
+    EXPECT_EQ(static_cast<std::int64_t>(schedule.size()) - 1, p.at("batch_changes").get<std::int64_t>()) << name;
+  }
+  // --gpus replaces the count of GPU:COUNT.
+  const Json k = run_json({"--model", "llama3-8b", "--cluster", "h100-sxm-80gb:64", "--gpus", "16", "--tokens", "2e9",
+                           "--trajectory", "kaplan"});
+  EXPECT_EQ(k.at("cluster").at("gpus"), 16);
+}
+
+TEST_F(AdaptCli, BadScenarioFlagsExitTwoNamingTheFlag) {
+  const std::vector<std::string> base = {"--model", "llama3-8b", "--cluster", "h100-sxm-80gb:16"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> all = base;
+    all.insert(all.end(), extra.begin(), extra.end());
+    return all;
+  };
+  expect_usage_error(with({"--gpus", "0"}), "--gpus");
+  expect_usage_error(with({"--gpus", "-8"}), "--gpus");
+  expect_usage_error(with({"--seq", "0"}), "--seq");
+  expect_usage_error(with({"--min-gbs", "0"}), "--min-gbs");
+  expect_usage_error(with({"--max-gbs", "100000"}), "--max-gbs");
+  expect_usage_error(with({"--min-gbs", "128", "--max-gbs", "64"}), "--max-gbs");
+  expect_usage_error(with({"--tokens", "-1"}), "--tokens");
+  expect_usage_error(with({"--tokens", "1e30"}), "--tokens");
+  expect_usage_error(with({"--tokens", "1e9", "--scenario", "pretrain"}), "--scenario");
+  expect_usage_error(with({"--noise-start", "1e5"}), "--noise-end");
+  expect_usage_error(with({"--noise-start", "1e5", "--noise-end", "0"}), "--noise-end");
+  expect_usage_error(with({"--trajectory", "chinchilla"}), "--trajectory");
+  expect_usage_error(with({"--trajectory", "kaplan", "--noise-start", "1e5", "--noise-end", "1e6"}), "--trajectory");
+  expect_usage_error({"--model", "llama3-8b", "--cluster", "no-such-gpu", "--gpus", "8"}, "gpu");
+}
+
+// `tessera adapt map`: one cell per model x count, the conclusion, and bad lists naming the flag.
+TEST_F(AdaptCli, MapReportsEachCellAndSaysWhereTheGainIsNegligible) {
+  const RunResult r = run_tessera(dir_, {"adapt", "map", "--models", "llama3-8b", "--gpus", "8,16", "--scenario",
+                                         "plateau", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const Json j = Json::parse(r.out);
+  ASSERT_EQ(j.at("cells").size(), 2u);
+  EXPECT_EQ(j.at("cells")[1].at("gpus"), 16);
+  for (const Json& c : j.at("cells")) {
+    EXPECT_TRUE(c.at("fits").get<bool>());
+    EXPECT_TRUE(c.at("negligible").get<bool>());  // constant noise scale: nothing to adapt to
+  }
+  EXPECT_NE(j.at("conclusion").get<std::string>().find("negligible"), std::string::npos);
+  const RunResult table = run_tessera(dir_, {"adapt", "map", "--models", "llama3-8b", "--gpus", "8", "--scenario",
+                                             "plateau"});
+  ASSERT_EQ(table.exit_code, 0) << describe(table);
+  EXPECT_NE(table.out.find("8 GPUs"), std::string::npos);
+  EXPECT_NE(table.out.find("conclusion"), std::string::npos);
+  expect_usage_error({}, "--gpus", {"adapt", "map", "--models", "llama3-8b", "--gpus", "0"});
+  expect_usage_error({}, "--gpus", {"adapt", "map", "--models", "llama3-8b", "--gpus", "8,x"});
+  expect_usage_error({}, "model", {"adapt", "map", "--models", "no-such-model", "--gpus", "8"});
+  expect_usage_error({}, "gpu", {"adapt", "map", "--gpu", "no-such-gpu", "--gpus", "8"});
+}
+
 // Issue 13's reproducers. max_batch 10,000,000 (the planner searched 40 grid batches for 22 s, or
 // ran out of memory) is refused up front naming the field and its limit; token_budget 1e15 (past
 // 20 s, linear in the budget) answers with a bounded number of decision windows per policy.
