@@ -17,8 +17,8 @@ void check_shape(const std::vector<ModelSpec>& models, const std::vector<std::in
   if (models.empty()) throw Error("--models", "empty", "one or more model names, comma-separated");
   if (gpu_counts.empty()) throw Error("--gpus", "empty", "one or more GPU counts, comma-separated");
   if (models.size() * gpu_counts.size() > kMaxGainMapCells)
-    throw Error("--gpus", std::to_string(models.size()) + " models x " + std::to_string(gpu_counts.size()) +
-                              " GPU counts",
+    throw Error("--gpus",
+                std::to_string(models.size()) + " models x " + std::to_string(gpu_counts.size()) + " GPU counts",
                 "at most " + std::to_string(kMaxGainMapCells) + " cells in all");
   for (std::int64_t gpus : gpu_counts) require_positive("--gpus", gpus, kMaxAdaptGpus);
 }

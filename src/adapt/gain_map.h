@@ -29,8 +29,8 @@ struct GainMapCell {
   double parameters = 0;  // total
   std::int64_t gpus = 0;
   std::string scenario;
-  bool fits = false;         // false: no plan fits at any batch of the scenario (gain is zero)
-  GainAccounting gain;       // coadaptive vs fixed (valid when fits)
+  bool fits = false;               // false: no plan fits at any batch of the scenario (gain is zero)
+  GainAccounting gain;             // coadaptive vs fixed (valid when fits)
   std::int64_t batch_changes = 0;  // coadaptive's
   std::int64_t plan_changes = 0;
   double simulation_s = 0;  // wall-clock time of the cell's simulation

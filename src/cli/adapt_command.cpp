@@ -55,7 +55,8 @@ Cluster simulate_cluster(const SimulateOptions& o, const CLI::App& sub) {
                 "one GPU type, e.g. h100-sxm-80gb:32");
   const Cluster& given_cluster = mixed.pools.front();
   if (!gpus_given) return given_cluster;
-  Cluster c = make_cluster(given_cluster.gpu, o.gpus, o.gpus < given_cluster.gpus_per_node ? 0 : given_cluster.gpus_per_node);
+  const std::int64_t per_node = o.gpus < given_cluster.gpus_per_node ? 0 : given_cluster.gpus_per_node;
+  Cluster c = make_cluster(given_cluster.gpu, o.gpus, per_node);
   c.intra_node = given_cluster.intra_node;
   c.inter_node = given_cluster.inter_node;
   return c;
@@ -78,7 +79,8 @@ NoiseScaleScenario simulate_scenario(const SimulateOptions& o, const CLI::App& s
       throw Error(given(sub, "--noise-start") ? "--noise-end" : "--noise-start", "missing",
                   "--noise-start and --noise-end together (B_noise in tokens at the start and at the end)");
     if (given(sub, "--trajectory") && given(sub, "--noise-start"))
-      throw Error("--trajectory", "given with --noise-start / --noise-end", "one of the two ways to set the noise scale");
+      throw Error("--trajectory", "given with --noise-start / --noise-end",
+                  "one of the two ways to set the noise scale");
     if (given(sub, "--tokens")) require_positive_real("--tokens", o.tokens, kMaxDescribedTokens);
     if (given(sub, "--noise-start")) require_positive_real("--noise-start", o.noise_start_tokens, kMaxDescribedTokens);
     if (given(sub, "--noise-end")) require_positive_real("--noise-end", o.noise_end_tokens, kMaxDescribedTokens);

@@ -1,16 +1,21 @@
-// tessera estimate --model M --cluster C --plan P [--json]: one iteration's time and memory.
+// tessera estimate --model M --cluster C --plan P [--json] [--trace OUT] [--html OUT]: one
+// iteration's time and memory.
 #include <fmt/core.h>
 
 #include "cli/profile_note.h"
 #include "cli/subcommands.h"
 #include "cost/cost_model.h"
+#include "cost/stage_memories.h"
 #include "io/chrome_trace.h"
 #include "io/estimate_report.h"
 #include "io/json_fields.h"
 #include "io/gpu_catalog.h"
+#include "io/html_file.h"
 #include "io/model_source.h"
 #include "io/plan_text.h"
+#include "io/report_timeline.h"
 #include "io/schema.h"
+#include "report/estimate_page.h"
 
 namespace tessera::cli {
 
@@ -24,7 +29,7 @@ constexpr const char* kDefaultPlan = "tp=8,pp=16,mb=1,gbs=1536,seq=2048,recomput
 void register_estimate(CLI::App& app, CommandRegistry& commands) {
   auto* sub = app.add_subcommand("estimate", "Predict one training iteration's time and memory");
   struct Options {
-    std::string model = kDefaultModel, cluster = kDefaultCluster, plan = kDefaultPlan, trace;
+    std::string model = kDefaultModel, cluster = kDefaultCluster, plan = kDefaultPlan, trace, html;
     bool json = false;
   };
   auto o = std::make_shared<Options>();
@@ -33,6 +38,7 @@ void register_estimate(CLI::App& app, CommandRegistry& commands) {
   sub->add_option("--plan", o->plan, "key=value,... shorthand or a plan JSON")->capture_default_str();
   sub->add_flag("--json", o->json, "Print one JSON document");
   sub->add_option("--trace", o->trace, "Write the simulated iteration as Chrome Trace JSON (Perfetto)");
+  sub->add_option("--html", o->html, "Write a self-contained HTML report (breakdown, stage memory, timeline)");
   commands.add(sub, [o, &io = commands.output()]() {
     const ModelSpec model = load_model(o->model);
     const Cluster cluster = load_cluster(o->cluster);
@@ -45,17 +51,27 @@ void register_estimate(CLI::App& app, CommandRegistry& commands) {
       labels.schedule = request.plan.vpp > 1 ? "interleaved" : "1f1b";
       io.print_error("{}", trace_truncation_note(write_chrome_trace(timeline, o->trace, labels)));
     }
-    if (o->json) {
+    if (o->json || !o->html.empty()) {
       auto j = estimate_to_json(e, model, cluster, request.plan, request.workload);
       j["schema_version"] = kSchemaVersion;
       j["model"] = model.name;
       j["cluster"] = {{"gpu", cluster.gpu.key}, {"gpus", cluster.gpus()}, {"gpus_per_node", cluster.gpus_per_node}};
       j["plan"] = plan_to_json(request.plan, request.workload);
+      j["stage_memory"] = stage_memories_to_json(stage_memories(model, cluster, request.plan, request.workload));
       note_profile(j);
-      io.print("{}\n", json_fields::to_text(j, 2));
-    } else {
-      io.print("{}{}", estimate_to_table(e, model, cluster, request.plan, request.workload), profile_note());
+      if (!o->html.empty()) {
+        const std::string shorthand = plan_to_shorthand(request.plan, request.workload);
+        const std::string title = fmt::format("{} schedule: {} stages, {} micro-batches (the ops of --trace)",
+                                              request.plan.vpp > 1 ? "interleaved 1F1B" : "1F1B", request.plan.pp,
+                                              request.plan.microbatches(request.workload));
+        write_html_file(o->html, report::estimate_page_html(j, shorthand, report_timeline(timeline, title)));
+      }
+      if (o->json) {
+        io.print("{}\n", json_fields::to_text(j, 2));
+        return 0;
+      }
     }
+    io.print("{}{}", estimate_to_table(e, model, cluster, request.plan, request.workload), profile_note());
     return 0;
   });
 }

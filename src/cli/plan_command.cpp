@@ -23,6 +23,7 @@
 #include "io/chrome_trace.h"
 #include "io/data_mix_json.h"
 #include "io/gpu_catalog.h"
+#include "io/html_file.h"
 #include "io/json_fields.h"
 #include "io/multimodal_json.h"
 #include "io/multimodal_report.h"
@@ -31,8 +32,11 @@
 #include "io/model_source.h"
 #include "io/plan_report.h"
 #include "io/plan_text.h"
+#include "io/report_timeline.h"
 #include "io/schema.h"
 #include "reliability/goodput_ranking.h"
+#include "report/multimodal_page.h"
+#include "report/plan_page.h"
 #include "search/multimodal_planner.h"
 #include "search/planner.h"
 
@@ -114,7 +118,7 @@ Cluster without_spares(const Cluster& cluster, std::int64_t spares) {
 }
 
 struct MultimodalRequest {
-  std::string model, cluster, data, trace, fix, emit;
+  std::string model, cluster, data, trace, fix, emit, html;
   std::int64_t gbs = 0, seq = 0, top = 0, seed = 0;
   double max_memory_gib = 0;
   bool json = false;
@@ -204,6 +208,36 @@ int print_failure_ranking(const FailureRequest& r, const std::string& emit, bool
   return 0;
 }
 
+// plan --html: the page from the same document --json prints, every feasible plan's closed-form
+// time and memory (the search ran exhaustive with record_feasible) and the winner's launch script.
+void write_plan_html(const std::string& path, const PlanSearch& search, const ModelSpec& model, const Cluster& cluster,
+                     const Workload& w) {
+  report::PlanPageInputs in;
+  in.title = "Tessera plan: " + model.name + " on " + std::to_string(cluster.gpus()) + " x " + cluster.gpu.key;
+  in.subtitle = fmt::format("global batch {} x {} tokens", w.global_batch, w.seq_len);
+  in.feasible.reserve(search.feasible_points.size());
+  for (const FeasiblePoint& p : search.feasible_points)
+    in.feasible.push_back({p.peak_memory_bytes / units::kGiB, p.iteration_time_s});
+  if (!search.plans.empty()) in.launch_script = megatron_launch_script(model, cluster, search.plans[0].plan, w);
+  write_html_file(path, report::plan_page_html(plan_search_to_json(search, model, cluster, w), in));
+}
+
+// plan --html for a multimodal model: the page from the document --json prints, with the
+// simulated steps of the best disaggregated plan and of the monolithic layout on every GPU.
+void write_multimodal_html(const std::string& path, const MultimodalSpec& model, const Cluster& cluster,
+                           const DataMix& mix, const MultimodalRequest& r, const MultimodalSearch& search) {
+  report::MultimodalPageInputs in;
+  in.title = "Tessera plan: " + model.name + " on " + std::to_string(cluster.gpus()) + " x " + cluster.gpu.key;
+  if (!search.plans.empty())
+    in.disaggregated = report_timeline(
+        disaggregated_timeline(model, cluster, mix, r.gbs, search.plans[0], static_cast<std::uint64_t>(r.seed)),
+        "best disaggregated plan: " + std::to_string(search.plans[0].gpus_used) + " GPUs");
+  if (search.monolithic_found)
+    in.monolithic = report_timeline(monolithic_backbone_timeline(model, cluster, mix, r.gbs, search.monolithic),
+                                    "monolithic layout on every GPU");
+  write_html_file(path, report::multimodal_page_html(multimodal_search_to_json(search, model, mix, cluster), in));
+}
+
 int run_multimodal_plan(const MultimodalRequest& r, const CommandOutput& io) {
   for (const auto& [flag, set] : {std::pair{"--fix", !r.fix.empty()}, {"--max-memory-gib", r.max_memory_gib != 0}})
     if (set)
@@ -233,6 +267,7 @@ int run_multimodal_plan(const MultimodalRequest& r, const CommandOutput& io) {
     io.print("{}\n", emitted);
     return 0;
   }
+  if (!r.html.empty()) write_multimodal_html(r.html, model, cluster, mix, r, search);
   if (r.json) {
     auto j = multimodal_search_to_json(search, model, mix, cluster);
     j["schema_version"] = kSchemaVersion;
@@ -249,7 +284,7 @@ int run_multimodal_plan(const MultimodalRequest& r, const CommandOutput& io) {
 void register_plan(CLI::App& app, CommandRegistry& commands) {
   auto* sub = app.add_subcommand("plan", "Search every valid plan and rank them");
   struct Options {
-    std::string model = kDefaultModel, cluster = kDefaultCluster, emit, fix, data, trace, framework = "megatron";
+    std::string model = kDefaultModel, cluster = kDefaultCluster, emit, fix, data, trace, html, framework = "megatron";
     std::int64_t gbs = kDefaultGbs, seq = 0, top = 5, seed = 1;
     double max_memory_gib = 0;
     bool json = false, quiet = false, cross_node_tp = false;
@@ -270,6 +305,8 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
   sub->add_flag("--allow-cross-node-tp", o->cross_node_tp, "Let tensor parallelism span nodes");
   sub->add_flag("--json", o->json, "Print one JSON document");
   sub->add_flag("--quiet", o->quiet, "No progress bar");
+  sub->add_option("--html", o->html,
+                  "Write a self-contained HTML report (top plans, time vs memory of every feasible plan, breakdowns)");
   sub->add_option("--data", o->data, "Multimodal data mix: built-in name, mix .json or samples .jsonl (default caption-like)");
   sub->add_option("--trace", o->trace, "Multimodal: write the recommended strategy's step as a Chrome/Perfetto trace");
   sub->add_option("--seed", o->seed, "Multimodal: seed of the samples drawn from the mix")->capture_default_str();
@@ -290,6 +327,13 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
     if (sub->get_option("--max-memory-gib")->count() > 0)
       require_in_range("--max-memory-gib", o->max_memory_gib, physical::kMinMemoryGib, physical::kMaxMemoryGib, "GiB");
     const bool failures_on = failures_requested(o->failures, *sub);
+    if (!o->html.empty()) {
+      for (const auto& [other, set] : {std::pair{"--failures", failures_on}, {"--emit", !o->emit.empty()},
+                                       {"a cluster of several pools", o->cluster.find('+') != std::string::npos}})
+        if (set)
+          throw Error("--html", std::string("not available yet with ") + other,
+                      "a plan search on one GPU pool");
+    }
     if (failures_on && (!o->data.empty() || !o->trace.empty() || is_multimodal_model(o->model)))
       throw Error("--failures", "not available for multimodal plans", "a language model");
     if (!o->data.empty() || !o->trace.empty() || is_multimodal_model(o->model)) {
@@ -302,8 +346,8 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
       }
       // Multimodal plans list the best of distinct backbone GPU counts: three unless asked.
       const std::int64_t top = sub->get_option("--top")->count() > 0 ? o->top : kDefaultMultimodalTop;
-      return run_multimodal_plan({o->model, o->cluster, o->data, o->trace, o->fix, o->emit, o->gbs, o->seq, top,
-                                  o->seed, o->max_memory_gib, o->json},
+      return run_multimodal_plan({o->model, o->cluster, o->data, o->trace, o->fix, o->emit, o->html, o->gbs, o->seq,
+                                  top, o->seed, o->max_memory_gib, o->json},
                                  io);
     }
     const ModelSpec model = load_model(o->model);
@@ -328,6 +372,8 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
     fix.allow_cross_node_tp = o->cross_node_tp;
     if (o->max_memory_gib != 0) fix.max_memory_gib = o->max_memory_gib;
     PlannerOptions options;
+    // The report's scatter shows every feasible plan: cost all of them (the ranking is the same).
+    options.record_feasible = options.exhaustive = !o->html.empty();
     options.top_k = failures_on ? std::max(static_cast<std::size_t>(o->top), kFailureRankingPlans)
                                 : static_cast<std::size_t>(o->top);
     std::mutex progress_mutex;
@@ -384,6 +430,7 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
       }
       return 0;
     }
+    if (!o->html.empty()) write_plan_html(o->html, search, model, cluster, w);
     if (o->json) {
       auto j = plan_search_to_json(search, model, cluster, w);
       j["schema_version"] = kSchemaVersion;

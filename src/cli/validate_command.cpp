@@ -1,4 +1,4 @@
-// tessera validate FILE.csv [--json]: predicted vs measured for published runs.
+// tessera validate FILE.csv [--json] [--html OUT]: predicted vs measured for published runs.
 #include <fmt/core.h>
 
 #include <nlohmann/json.hpp>
@@ -8,17 +8,19 @@
 #include "core/error.h"
 #include "io/csv_table.h"
 #include "io/estimate_report.h"
+#include "io/html_file.h"
 #include "io/json_fields.h"
 #include "io/leave_one_source_out.h"
 #include "io/schema.h"
 #include "io/validation.h"
+#include "report/validate_page.h"
 
 namespace tessera::cli {
 
 void register_validate(CLI::App& app, CommandRegistry& commands) {
   auto* sub = app.add_subcommand("validate", "Compare predictions with published measured runs");
   struct Options {
-    std::string file;
+    std::string file, html;
     std::string pipeline = "simulated";
     bool json = false;
     bool leave_one_source_out = false;
@@ -26,6 +28,7 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
   auto o = std::make_shared<Options>();
   sub->add_option("file", o->file, "Validation CSV (../shared/validation/README.md schema)")->required();
   sub->add_flag("--json", o->json, "Print one JSON document");
+  sub->add_option("--html", o->html, "Write a self-contained HTML report (predicted vs measured, worst rows)");
   sub->add_flag("--leave-one-source-out", o->leave_one_source_out,
                 "Refit the GPU families' GEMM efficiency without each source's rows, then predict them");
   sub->add_option("--pipeline", o->pipeline, "Pipeline term: simulated (default) or closed-form")
@@ -33,6 +36,8 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
   commands.add(sub, [o, &io = commands.output()]() {
     if (o->pipeline != "simulated" && o->pipeline != "closed-form")
       throw Error("--pipeline", "unknown value '" + o->pipeline + "'", "simulated, closed-form");
+    if (o->leave_one_source_out && !o->html.empty())
+      throw Error("--html", "not available with --leave-one-source-out", "--html without --leave-one-source-out");
     const CsvTable table = parse_csv(json_fields::read_text_file(o->file, "file"), o->file);
     if (o->leave_one_source_out) {
       const LeaveOneSourceOut loso = leave_one_source_out(table);
@@ -59,7 +64,7 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
     const ValidationReport report = validate_runs(
         table, o->pipeline == "simulated" ? PipelineModel::simulated : PipelineModel::closed_form);
     const auto& s = report.summary;
-    if (o->json) {
+    if (o->json || !o->html.empty()) {
       nlohmann::json out = {{"schema_version", kSchemaVersion},
                             {"rows", nlohmann::json::array()},
                             {"skipped", nlohmann::json::array()}};
@@ -71,6 +76,7 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
                                {"error_pct", r.error_pct},
                                {"measured_time_s", r.measured_time_s},
                                {"predicted_time_s", r.predicted_time_s},
+                               {"class", accuracy_class(r)},
                                {"fits", r.fits},
                                {"assumed", r.assumed},
                                {"plan", r.plan},
@@ -92,8 +98,11 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
                                              {"p90_abs_error_pct", k.p90_abs_error_pct},
                                              {"max_abs_error_pct", k.max_abs_error_pct}});
       note_profile(out);
-      io.print("{}\n", json_fields::to_text(out, 2));
-      return 0;
+      if (!o->html.empty()) write_html_file(o->html, report::validate_page_html(out, o->file));
+      if (o->json) {
+        io.print("{}\n", json_fields::to_text(out, 2));
+        return 0;
+      }
     }
     io.print("{:<40} {:<24} {:>11} {:>11} {:>8}  {}\n", "id", "metric", "measured", "predicted", "error%", "assumed");
     for (const auto& r : report.rows) {

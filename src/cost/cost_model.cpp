@@ -1,4 +1,5 @@
 #include "cost/cost_model.h"
+#include "cost/stage_memories.h"
 
 #include <algorithm>
 #include <bit>
@@ -517,6 +518,16 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, cons
 }
 
 }  // namespace
+
+std::vector<MemoryBreakdown> stage_memories(const ModelSpec& model, const Cluster& cluster, const Plan& plan,
+                                            const Workload& workload) {
+  const IterationModel it(model, cluster, plan, workload);
+  std::vector<MemoryBreakdown> out;
+  out.reserve(static_cast<std::size_t>(plan.pp));
+  for (std::int64_t s = 0; s < plan.pp; ++s)
+    out.push_back(stage_memory(model, plan, workload, it.stage_shape(s), cluster.gpu));
+  return out;
+}
 
 Estimate estimate(const ModelSpec& model, const Cluster& cluster, const Plan& plan,
                   const Workload& workload) {

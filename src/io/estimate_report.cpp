@@ -9,8 +9,11 @@
 
 namespace tessera {
 
+namespace {
+double gib(double bytes) { return bytes / units::kGiB; }
+}  // namespace
+
 nlohmann::json estimate_to_json(const Estimate& e) {
-  const auto gib = [](double bytes) { return bytes / units::kGiB; };
   return {
       {"iteration_time_s", e.iteration_time_s},
       {"tokens_per_s", e.tokens_per_s},
@@ -33,16 +36,29 @@ nlohmann::json estimate_to_json(const Estimate& e) {
         {"bubble_s", e.time.bubble_s},
         {"dp_comm_s", e.time.dp_comm_s},
         {"optimizer_s", e.time.optimizer_s}}},
-      {"memory",
-       {{"stage", e.peak_memory_stage},
-        {"weights_gib", gib(e.memory.weights_bytes)},
-        {"gradients_gib", gib(e.memory.gradients_bytes)},
-        {"optimizer_gib", gib(e.memory.optimizer_bytes)},
-        {"activations_gib", gib(e.memory.activations_bytes)},
-        {"logits_gib", gib(e.memory.logits_bytes)},
-        {"buffers_gib", gib(e.memory.buffers_bytes)},
-        {"framework_gib", gib(e.memory.framework_bytes)}}},
+      {"memory", memory_to_json(e.memory, e.peak_memory_stage)},
   };
+}
+
+nlohmann::json memory_to_json(const MemoryBreakdown& m, int stage) {
+  return {{"stage", stage},
+          {"weights_gib", gib(m.weights_bytes)},
+          {"gradients_gib", gib(m.gradients_bytes)},
+          {"optimizer_gib", gib(m.optimizer_bytes)},
+          {"activations_gib", gib(m.activations_bytes)},
+          {"logits_gib", gib(m.logits_bytes)},
+          {"buffers_gib", gib(m.buffers_bytes)},
+          {"framework_gib", gib(m.framework_bytes)}};
+}
+
+nlohmann::json stage_memories_to_json(const std::vector<MemoryBreakdown>& stages) {
+  nlohmann::json out = nlohmann::json::array();
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    nlohmann::json j = memory_to_json(stages[s], static_cast<int>(s));
+    j["total_gib"] = gib(stages[s].total());
+    out.push_back(std::move(j));
+  }
+  return out;
 }
 
 nlohmann::json estimate_to_json(const Estimate& e, const ModelSpec& model, const Cluster& cluster, const Plan& plan,
@@ -55,7 +71,6 @@ nlohmann::json estimate_to_json(const Estimate& e, const ModelSpec& model, const
 std::string estimate_to_table(const Estimate& e, const ModelSpec& m, const Cluster& c,
                               const Plan& p, const Workload& w) {
   std::string out;
-  const auto gib = [](double bytes) { return bytes / units::kGiB; };
   const double t = e.iteration_time_s;
   const auto pct = [t](double part) { return t > 0 ? 100.0 * part / t : 0.0; };
   out += fmt::format("model    {} ({:.1f}B params)\n", m.name, count_parameters(m).total() / 1e9);

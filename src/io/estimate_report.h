@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,11 @@
 namespace tessera {
 
 nlohmann::json estimate_to_json(const Estimate& e);
+// {"stage", "weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "logits_gib",
+//  "buffers_gib", "framework_gib"}: one stage's memory.
+nlohmann::json memory_to_json(const MemoryBreakdown& memory, int stage);
+// Every stage's memory_to_json plus "total_gib", stage 0 first (`estimate --json`'s "stage_memory").
+nlohmann::json stage_memories_to_json(const std::vector<MemoryBreakdown>& stages);
 // The same with "confidence" (io/accuracy_classes.h confidence_to_json) for this model, cluster,
 // plan and workload.
 nlohmann::json estimate_to_json(const Estimate& e, const ModelSpec& model, const Cluster& cluster, const Plan& plan,

@@ -78,9 +78,10 @@ std::string gain_map_to_table(const std::vector<GainMapCell>& cells, const std::
   constexpr int kCellWidth = 22;
   const auto models = distinct<std::string>(cells, [](const GainMapCell& c) { return c.model; });
   const auto counts = distinct<std::int64_t>(cells, [](const GainMapCell& c) { return c.gpus; });
-  std::string out = fmt::format("co-adapting batch and plan vs the best fixed configuration on {}: time saved to the "
-                                "target, % of fixed's (points from the batch / from the plan)\n\n",
-                                gpu);
+  std::string out = fmt::format(
+      "co-adapting batch and plan vs the best fixed configuration on {}: time saved to the "
+      "target, % of fixed's (points from the batch / from the plan)\n\n",
+      gpu);
   out += fmt::format("{:<16} {:>8}", "model", "params");
   for (std::int64_t n : counts) out += fmt::format(" {:>{}}", fmt::format("{} GPUs", n), kCellWidth);
   out += "\n";

@@ -45,7 +45,8 @@ FailureRates rates_from_fleet_report(const FleetReport& r) {
 }
 
 FleetReport llama3_fleet_report() {
-  return {kLlama3Unexpected, kLlama3Planned, kLlama3Days * units::kHoursPerDay, kLlama3Gpus, kLlama3Nodes, kLlama3GpuShare};
+  return {kLlama3Unexpected, kLlama3Planned, kLlama3Days * units::kHoursPerDay, kLlama3Gpus, kLlama3Nodes,
+          kLlama3GpuShare};
 }
 
 FailureRates default_failure_rates() { return rates_from_fleet_report(llama3_fleet_report()); }

@@ -15,7 +15,8 @@ namespace tessera::report {
 namespace {
 
 constexpr double kLabelWidthPx = 110, kTotalWidthPx = 90;  // row labels left, totals right of the bars
-constexpr double kTitleHeightPx = 28, kAxisHeightPx = 22, kLegendHeightPx = 24, kLegendEntryPx = 120;
+// A legend entry fits a 22-character name at 12 px (about 6.5 px per character) beside its swatch.
+constexpr double kTitleHeightPx = 28, kAxisHeightPx = 22, kLegendHeightPx = 24, kLegendEntryPx = 170;
 constexpr double kBarFill = 0.7;  // of the row height; the rest is the gap between bars
 constexpr double kMinPlotPx = 40, kMaxPx = 1e6;
 constexpr double kMaxValue = std::numeric_limits<double>::max() / 4;
@@ -95,7 +96,7 @@ std::string stacked_bar_chart_svg(const StackedBarChart& chart) {
     const BarBox& bar = layout.bars[i];
     const double total = row_total(chart.rows[i]);
     svg.begin_group(bar.over_limit ? "bar over-limit" : "bar",
-                    chart.rows[i].label + ": " + display_number(total) + unit);
+                    chart.rows[i].label + ": " + display_number(total, chart.total_digits) + unit);
     svg.text({layout.plot_left_px - 6, bar.y_px + bar_height - 3}, chart.rows[i].label, TextAnchor::end, "row-label");
     for (std::size_t j = 0; j < bar.segments.size(); ++j) {
       const SegmentBox& s = bar.segments[j];
@@ -109,7 +110,8 @@ std::string stacked_bar_chart_svg(const StackedBarChart& chart) {
       svg.rect(layout.plot_left_px, bar.y_px, bar.width_px, bar_height, "over-limit-mark",
                Paint{"none", "#000000", 2, ""});
     svg.text({layout.plot_left_px + bar.width_px + 4, bar.y_px + bar_height - 3},
-             display_number(total) + unit + (bar.over_limit ? " !" : ""), TextAnchor::start, "bar-total");
+             display_number(total, chart.total_digits) + unit + (bar.over_limit ? " !" : ""), TextAnchor::start,
+             "bar-total");
     svg.end_group();
   }
   const Paint axis_paint{"none", "#333333", 1, ""};

@@ -28,6 +28,8 @@ struct StackedBarChart {
   std::string limit_label = "limit";
   double width_px = 720;
   double row_height_px = 22;
+  // Significant digits of the totals written at the bars' ends (e.g. 6 for GPU counts, shown whole).
+  int total_digits = 3;
 };
 
 struct SegmentBox {

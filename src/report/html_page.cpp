@@ -67,8 +67,13 @@ std::string html_table(const HtmlTable& table) {
       }
       if (std::isnan(*cell.sort_key))
         throw Error(row + "[" + std::to_string(j) + "].sort_key", "got NaN", "a number, or none");
-      html +=
-          "<td class=\"num\" data-sort=\"" + sort_key_text(*cell.sort_key) + "\">" + escape_html(cell.text) + "</td>";
+      html += "<td class=\"num\" data-sort=\"" + sort_key_text(*cell.sort_key) + "\"";
+      if (!cell.json_path.empty()) {
+        html += " data-json=\"" + escape_html(cell.json_path) + "\" data-value=\"" + sort_key_text(*cell.sort_key) +
+                "\"";
+        if (cell.json_scale != 1) html += " data-scale=\"" + sort_key_text(cell.json_scale) + "\"";
+      }
+      html += ">" + escape_html(cell.text) + "</td>";
     }
     html += "</tr>";
   }
@@ -79,8 +84,8 @@ std::string preformatted_block(std::string_view text) {
   return "<pre class=\"command\">" + escape_html(text) + "</pre>";
 }
 
-HtmlPage::HtmlPage(std::string title, std::string subtitle)
-    : title_(std::move(title)), subtitle_(std::move(subtitle)) {}
+HtmlPage::HtmlPage(std::string kind, std::string title, std::string subtitle)
+    : kind_(std::move(kind)), title_(std::move(title)), subtitle_(std::move(subtitle)) {}
 
 void HtmlPage::add_section(std::string heading, std::string html_fragment) {
   sections_.push_back({std::move(heading), std::move(html_fragment)});
@@ -92,10 +97,10 @@ std::string HtmlPage::to_string() const {
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>" +
       escape_html(title_) + "</title>" + kCss + "</head><body><header><h1>" + escape_html(title_) + "</h1>";
   if (!subtitle_.empty()) html += "<p class=\"subtitle\">" + escape_html(subtitle_) + "</p>";
-  html += "</header>";
+  html += "</header><main data-report=\"" + escape_html(kind_) + "\">";
   for (const Section& section : sections_)
     html += "<section><h2>" + escape_html(section.heading) + "</h2>" + section.html + "</section>";
-  return html + kSortScript + "</body></html>\n";
+  return html + "</main>" + kSortScript + "</body></html>\n";
 }
 
 }  // namespace tessera::report

@@ -13,6 +13,11 @@ namespace tessera::report {
 struct HtmlCell {
   std::string text;
   std::optional<double> sort_key;  // numeric cells sort by this; others by text
+  // Where a shown number comes from: a path into the command's --json document (json_number.h)
+  // whose value is sort_key, shown as value x json_scale. Written as data-json / data-value /
+  // data-scale, so a test can compare every shown number with the JSON field.
+  std::string json_path;
+  double json_scale = 1;
 };
 
 struct HtmlTable {
@@ -29,7 +34,8 @@ std::string preformatted_block(std::string_view text);
 
 class HtmlPage {
  public:
-  HtmlPage(std::string title, std::string subtitle);
+  // kind: the report kind, written as <main data-report="kind"> (estimate, validate, plan, multimodal).
+  HtmlPage(std::string kind, std::string title, std::string subtitle);
   // `html_fragment` is trusted markup from this layer's renderers; `heading` is escaped.
   void add_section(std::string heading, std::string html_fragment);
   // The whole document: <!doctype html>, <meta charset="utf-8">, CSS, the sections, and the
@@ -41,6 +47,7 @@ class HtmlPage {
     std::string heading;
     std::string html;
   };
+  std::string kind_;
   std::string title_;
   std::string subtitle_;
   std::vector<Section> sections_;

@@ -95,7 +95,7 @@ std::string summary_svg(const TimelineChart& chart, const std::vector<OpKind>& k
   double makespan_s = 0;
   for (const TimelineRow& row : chart.rows)
     for (const TimelineOp& op : row.ops) makespan_s = std::max(makespan_s, op.start_s + op.duration_s);
-  StackedBarChart bars{chart.title + ": busy share of each row", "%", {}, std::nullopt, "", 720, kSummaryRowPx};
+  StackedBarChart bars{chart.title + ": busy share of each row", "%", {}, std::nullopt, "", 720, kSummaryRowPx, 3};
   for (const TimelineRow& row : chart.rows) {
     std::array<double, kOpKindCount> busy_s{};
     for (const TimelineOp& op : row.ops) busy_s[static_cast<std::size_t>(op.kind)] += op.duration_s;

@@ -269,6 +269,7 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
   }
   struct Worker {
     std::vector<RankedPlan> best;  // top `rescored` by the closed form, no two with one estimate
+    std::vector<FeasiblePoint> points;  // with options.record_feasible
     std::int64_t evaluated = 0, feasible = 0, faster_than_reference = 0, invalid = 0, aliases = 0;
     double min_peak = -1;
     Plan min_plan;
@@ -364,6 +365,7 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
       }
       if (e.peak_memory_bytes > limit_bytes) return true;
       ++wk.feasible;
+      if (options.record_feasible) wk.points.push_back({e.iteration_time_s, e.peak_memory_bytes});
       if (options.simulate_reference_rank && reference_s > 0) {
         if (estimate(model, cluster, p, workload).iteration_time_s < reference_s) ++wk.faster_than_reference;
       } else if (e.iteration_time_s < reference_s) {
@@ -617,6 +619,7 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
       result.min_memory_plan = wk.min_plan;
     }
     merged.insert(merged.end(), wk.best.begin(), wk.best.end());
+    result.feasible_points.insert(result.feasible_points.end(), wk.points.begin(), wk.points.end());
   }
   // The enumeration produces only valid plans (Planner.EveryCandidateIsValid checks every
   // candidate); the ranked ones are checked here, outside the hot loop, so nothing invalid is listed.

@@ -112,8 +112,16 @@ struct RankedPlan {
   Estimate estimate;  // simulated pipeline (what `tessera estimate` prints)
 };
 
+// One costed candidate that fits, by the closed form (the search's ranking time).
+struct FeasiblePoint {
+  double iteration_time_s = 0;
+  double peak_memory_bytes = 0;
+};
+
 struct PlanSearch {
   std::vector<RankedPlan> plans;  // best first, at most top_k
+  // With options.record_feasible: every feasible candidate costed, in no particular order.
+  std::vector<FeasiblePoint> feasible_points;
   std::int64_t evaluated = 0;     // candidates costed
   std::int64_t feasible = 0;      // of which fit in memory
   double search_time_s = 0;
@@ -155,6 +163,9 @@ struct PlannerOptions {
   // time, dp and cp swapped): a list for people shows them once, but the goodput controller
   // (adapt/candidate_set.cpp) keeps them, since measured step times can tell them apart.
   bool keep_tied_variants = false;
+  // Reports: keep every feasible candidate's closed-form time and peak memory (the time-vs-memory
+  // scatter and its Pareto front; with exhaustive, every feasible plan of the space).
+  bool record_feasible = false;
 };
 
 PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Workload& workload,

@@ -55,8 +55,8 @@ TEST(GainMapReport, JsonCellsCarryTheGainOrNull) {
   ASSERT_EQ(j.at("cells").size(), 4u);
   const auto& big = j.at("cells")[3];
   EXPECT_NEAR(big.at("gain").at("total_pct").get<double>(), 4.3, 1e-12);
-  EXPECT_NEAR(big.at("gain").at("from_batch_pct").get<double>() + big.at("gain").at("from_plan_pct").get<double>(),
-              4.3, 1e-12);
+  EXPECT_NEAR(big.at("gain").at("from_batch_pct").get<double>() + big.at("gain").at("from_plan_pct").get<double>(), 4.3,
+              1e-12);
   EXPECT_FALSE(big.at("negligible").get<bool>());
   EXPECT_TRUE(j.at("cells")[0].at("negligible").get<bool>());
   EXPECT_TRUE(j.at("cells")[2].at("gain").is_null());

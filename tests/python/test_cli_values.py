@@ -43,8 +43,9 @@ CONFIDENCE = keys("validated", "class", "description", "runs", "median_error_pct
 ESTIMATE_FIGURES = dict(keys("iteration_time_s", "tokens_per_s", "mfu", "hfu", "model_tflops_per_gpu",
                              "hardware_tflops_per_gpu", "model_flops", "hardware_flops", "peak_memory_gib",
                              "usable_memory_gib", "fits"), breakdown=BREAKDOWN, memory=MEMORY)
+# stage_memory: every stage's memory (issue 16: the report's per-stage bars).
 ESTIMATE = dict(ESTIMATE_FIGURES, schema_version=None, model=None, cluster=keys("gpu", "gpus", "gpus_per_node"),
-                plan=PLAN, confidence=CONFIDENCE)
+                plan=PLAN, confidence=CONFIDENCE, stage_memory=[dict(MEMORY, total_gib=None)])
 # README "tessera plan" --json; min_peak_memory_gib only when no plan fits, megatron_error only
 # with megatron_args null.
 PLAN_ENTRY = dict(keys("iteration_time_s", "mfu", "tokens_per_s", "peak_memory_gib", "fits", "megatron_args",
@@ -56,7 +57,7 @@ PLAN_SEARCH = dict(keys("schema_version", "evaluated", "feasible", "search_time_
 # README "tessera validate" --json.
 VALIDATE = dict(schema_version=None,
                 rows=[dict(keys("id", "metric", "measured", "predicted", "error_pct", "measured_time_s",
-                                "predicted_time_s", "fits", "assumed", "plan"), estimate=ESTIMATE_FIGURES)],
+                                "predicted_time_s", "class", "fits", "assumed", "plan"), estimate=ESTIMATE_FIGURES)],
                 skipped=[keys("id", "reason")],
                 # mean_model_gpus_spearman, model_gpus_groups: printed but not yet in the README's list.
                 summary=dict(keys("n", "median_abs_error_pct", "p90_abs_error_pct", "max_abs_error_pct",

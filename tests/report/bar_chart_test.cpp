@@ -15,7 +15,7 @@ using report_testing::markup_problem;
 using tessera::testing::thrown_field;
 
 StackedBarChart stage_memory() {
-  StackedBarChart chart{"Memory per stage", "GiB", {}, 76.0, "usable", 720, 22};
+  StackedBarChart chart{"Memory per stage", "GiB", {}, 76.0, "usable", 720, 22, 3};
   for (int stage = 0; stage < 4; ++stage)
     chart.rows.push_back(
         {"stage " + std::to_string(stage),

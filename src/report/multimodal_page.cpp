@@ -1,0 +1,86 @@
+#include "report/multimodal_page.h"
+
+#include "report/bar_chart.h"
+#include "report/html_page.h"
+#include "report/html_text.h"
+#include "report/json_number.h"
+
+namespace tessera::report {
+
+namespace {
+
+constexpr int kSecondsDecimals = 3;
+constexpr int kGibDecimals = 2;
+constexpr int kPercentDecimals = 1;
+constexpr double kPercent = 100.0;
+
+// The strategies the document holds, by path: the best disaggregated plan, the monolithic layout
+// on every GPU and on the subset of fewer GPUs.
+std::vector<std::pair<std::string, std::string>> strategies(const nlohmann::json& doc) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!json_at(doc, "plans").empty()) out.emplace_back("disaggregated (best)", "plans[0]");
+  if (doc.contains("baseline_monolithic") && doc.at("baseline_monolithic").is_object())
+    out.emplace_back("monolithic on every GPU", "baseline_monolithic");
+  if (doc.contains("on_fewer_gpus") && doc.at("on_fewer_gpus").is_object())
+    out.emplace_back("monolithic on fewer GPUs", "on_fewer_gpus.baseline_monolithic");
+  return out;
+}
+
+std::string strategy_table(const nlohmann::json& doc) {
+  HtmlTable t{{"strategy", "step time (s)", "MFU", "samples/s", "peak memory (GiB)", "GPUs used", "GPUs idle"}, {}};
+  for (const auto& [name, at] : strategies(doc))
+    t.rows.push_back({text_cell(name), json_cell(doc, at + ".iteration_time_s", kSecondsDecimals),
+                      json_cell(doc, at + ".mfu", kPercentDecimals, kPercent, "%"),
+                      json_cell(doc, at + ".samples_per_s", 0), json_cell(doc, at + ".peak_memory_gib", kGibDecimals),
+                      json_cell(doc, at + ".gpus_used", 0), json_cell(doc, at + ".gpus_idle", 0)});
+  return html_table(t);
+}
+
+// The disaggregated plan's modules: one bar per module, its GPUs against the cluster's.
+std::string groups_section(const nlohmann::json& doc) {
+  const nlohmann::json& modules = json_at(doc, "plans[0].modules");
+  constexpr int kWholeGpuDigits = 9;
+  StackedBarChart bars{"GPUs per module (disaggregated)",
+                       "GPUs",
+                       {},
+                       json_number(doc, "cluster.gpus"),
+                       "cluster",
+                       720,
+                       24,
+                       kWholeGpuDigits};
+  HtmlTable t{{"module", "role", "GPUs", "busy per step (s)"}, {}};
+  for (std::size_t m = 0; m < modules.size(); ++m) {
+    const std::string at = "plans[0].modules[" + std::to_string(m) + "].";
+    const std::string name = modules[m].value("name", std::string()), role = modules[m].value("role", std::string());
+    bars.rows.push_back({name, {{role, json_number(doc, at + "gpus")}}});
+    t.rows.push_back({text_cell(name), text_cell(role), json_cell(doc, at + "gpus", 0),
+                      json_cell(doc, at + "busy_s", kSecondsDecimals)});
+  }
+  return "<figure data-chart=\"module-groups\">" + stacked_bar_chart_svg(bars) + "</figure>" + html_table(t) +
+         "<p>Modules with the same GPU count run on one group (an encoder and its projector).</p>";
+}
+
+}  // namespace
+
+std::string multimodal_page_html(const nlohmann::json& doc, const MultimodalPageInputs& in) {
+  HtmlPage page(
+      "multimodal", in.title,
+      "data " + json_at(doc, "data").get<std::string>() + ", recommended: " +
+          (doc.contains("recommended") && doc.at("recommended").is_string() ? doc.at("recommended").get<std::string>()
+                                                                            : std::string("none")));
+  std::string intro = "<p>" + json_span(doc, "global_batch", 0) + " sequences of " +
+                      json_span(doc, "sequence_tokens", 0) + " tokens per step, " +
+                      json_span(doc, "media_token_fraction", kPercentDecimals, kPercent, "%") + " media tokens; " +
+                      json_span(doc, "evaluated", 0) + " splits costed.</p>";
+  page.add_section("Strategies", intro + strategy_table(doc));
+  if (!json_at(doc, "plans").empty()) page.add_section("Module groups", groups_section(doc));
+  if (in.disaggregated && !in.disaggregated->rows.empty())
+    page.add_section("Disaggregated step (stage 0 = the encoders, the last = the generator)",
+                     "<figure data-chart=\"timeline\">" + timeline_chart_html(*in.disaggregated) + "</figure>");
+  if (in.monolithic && !in.monolithic->rows.empty())
+    page.add_section("Monolithic step (the backbone's pipeline on every GPU)",
+                     "<figure data-chart=\"timeline\">" + timeline_chart_html(*in.monolithic) + "</figure>");
+  return page.to_string();
+}
+
+}  // namespace tessera::report

@@ -1,0 +1,109 @@
+#include "report/plan_page.h"
+
+#include "report/bar_chart.h"
+#include "report/breakdown_terms.h"
+#include "report/html_page.h"
+#include "report/html_text.h"
+#include "report/json_number.h"
+#include "report/scatter_chart.h"
+
+namespace tessera::report {
+
+namespace {
+
+constexpr int kSecondsDecimals = 3;
+constexpr int kGibDecimals = 2;
+constexpr int kPercentDecimals = 1;
+constexpr double kPercent = 100.0;
+
+std::string plan_path(std::size_t i, const std::string& key) { return "plans[" + std::to_string(i) + "]." + key; }
+
+// "tp=8 pp=4 dp=2 vpp=2 mb=1 recompute=none zero1 bf16": the fields that tell plans apart.
+std::string plan_text(const nlohmann::json& plan) {
+  std::string s;
+  for (const char* key : {"tp", "pp", "dp", "cp", "ep", "vpp", "mb"}) {
+    const std::int64_t v = plan.value(key, std::int64_t{1});
+    if (v != 1 || std::string(key) == "tp" || std::string(key) == "pp" || std::string(key) == "dp" ||
+        std::string(key) == "mb")
+      s += std::string(s.empty() ? "" : " ") + key + "=" + std::to_string(v);
+  }
+  s += " recompute=" + plan.value("recompute", std::string("none"));
+  const std::string zero = plan.value("zero", std::string("none"));
+  if (zero != "none") s += " " + zero;
+  s += " " + plan.value("precision", std::string("bf16"));
+  return s;
+}
+
+std::string confidence_text(const nlohmann::json& c) {
+  if (!c.is_object()) return "none";
+  std::string text = c.value("class", std::string("none"));
+  text += c.value("validated", false) ? " (validated)" : " (extrapolated)";
+  return text;
+}
+
+std::string top_table(const nlohmann::json& doc) {
+  const nlohmann::json& plans = json_at(doc, "plans");
+  HtmlTable t{{"#", "plan", "step time (s)", "MFU", "tokens/s", "peak memory (GiB)", "confidence"}, {}};
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    t.rows.push_back({HtmlCell{std::to_string(i + 1), static_cast<double>(i + 1), "", 1},
+                      text_cell(plan_text(json_at(doc, plan_path(i, "plan")))),
+                      json_cell(doc, plan_path(i, "iteration_time_s"), kSecondsDecimals),
+                      json_cell(doc, plan_path(i, "mfu"), kPercentDecimals, kPercent, "%"),
+                      json_cell(doc, plan_path(i, "tokens_per_s"), 0),
+                      json_cell(doc, plan_path(i, "peak_memory_gib"), kGibDecimals),
+                      text_cell(confidence_text(plans[i].value("confidence", nlohmann::json())))});
+  return html_table(t);
+}
+
+std::string scatter_figure(const nlohmann::json& doc, const std::vector<Point2>& feasible) {
+  ScatterChart chart;
+  chart.title = "Every feasible plan: step time against peak memory (closed form)";
+  chart.x_label = "peak memory per GPU (GiB)";
+  chart.y_label = "step time (s)";
+  chart.y_scale = AxisScale::log10;
+  const std::vector<std::size_t> front = pareto_front(feasible);
+  std::vector<bool> on_front(feasible.size(), false);
+  for (std::size_t i : front) on_front[i] = true;
+  for (std::size_t i : downsample_keeping_front(feasible, kMaxScatterPoints))
+    chart.points.push_back({feasible[i].x, feasible[i].y, on_front[i] ? "on the Pareto front" : "feasible plan", ""});
+  for (std::size_t i : front) chart.front.push_back(feasible[i]);
+  // The winner, as the simulator re-scored it (what the table lists).
+  chart.points.push_back({json_number(doc, plan_path(0, "peak_memory_gib")),
+                          json_number(doc, plan_path(0, "iteration_time_s")), "winner (simulated)",
+                          "the recommended plan"});
+  chart.highlighted = chart.points.size() - 1;
+  return "<figure data-chart=\"time-vs-memory\">" + scatter_chart_svg(chart) + "</figure>";
+}
+
+std::string breakdown_figure(const nlohmann::json& doc) {
+  const nlohmann::json& plans = json_at(doc, "plans");
+  StackedBarChart bars{"Time breakdown of the top plans (critical path)", "s", {}, std::nullopt, "limit", 720, 22, 3};
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    BarRow row{"#" + std::to_string(i + 1), {}};
+    for (const auto& [key, name] : kTimeTerms)
+      row.segments.push_back({name, json_number(doc, plan_path(i, std::string("estimate.breakdown.") + key))});
+    bars.rows.push_back(std::move(row));
+  }
+  return "<figure data-chart=\"top-breakdown\">" + stacked_bar_chart_svg(bars) + "</figure>";
+}
+
+}  // namespace
+
+std::string plan_page_html(const nlohmann::json& doc, const PlanPageInputs& in) {
+  HtmlPage page("plan", in.title, in.subtitle);
+  std::string searched = "<p>" + json_span(doc, "evaluated", 0) + " plans costed, " + json_span(doc, "feasible", 0) +
+                         " fit in " + json_span(doc, "memory_limit_gib", 1, 1, " GiB") + " per GPU.</p>";
+  if (json_at(doc, "plans").empty()) {
+    page.add_section("No plan fits", searched);
+    return page.to_string();
+  }
+  page.add_section("Top plans", searched + top_table(doc) +
+                                    "<p>Why the winner: " + escape_html(doc.value("why", std::string())) + "</p>");
+  if (!in.feasible.empty()) page.add_section("Time against memory", scatter_figure(doc, in.feasible));
+  page.add_section("Where the time goes", breakdown_figure(doc));
+  if (!in.launch_script.empty())
+    page.add_section("Launch the winner (Megatron-LM)", preformatted_block(in.launch_script));
+  return page.to_string();
+}
+
+}  // namespace tessera::report
