@@ -130,6 +130,22 @@ TEST_F(HtmlReportCli, MultimodalPageNumbersAreTheJsonFields) {
   EXPECT_GE(expect_numbers_match(html, doc), 7u + 4u);  // one strategy's row and the intro at least
 }
 
+// The size bounds: a 64-stage x 1,024-micro-batch timeline (131k ops) and the largest
+// plan search here (llama3.1-405b on 16,384 H100: ~790k plans costed, ~290k fit) stay under 2 MB.
+TEST_F(HtmlReportCli, LargestPagesStayUnderTwoMegabytes) {
+  const auto [estimate, estimate_html] = run_both({"estimate", "--model", "gpt3-1t", "--cluster", "a100-sxm-80gb:4096",
+                                                   "--plan", "tp=8,pp=64,mb=1,gbs=8192,seq=2048,recompute=full"});
+  EXPECT_EQ(estimate.at("plan").at("pp"), 64);
+  EXPECT_LE(estimate_html.size(), kMaxPageBytes);
+#ifdef TESSERA_SANITIZED
+  GTEST_SKIP() << "an exhaustive 16,384-GPU search: Release only";
+#endif
+  const auto [plan, plan_html] = run_both({"plan", "--model", "llama3.1-405b", "--cluster", "h100-sxm-80gb:16384",
+                                           "--gbs", "2048", "--seq", "8192", "--quiet"});
+  EXPECT_GT(plan.at("feasible").get<std::int64_t>(), 100'000);
+  EXPECT_LE(plan_html.size(), kMaxPageBytes);
+}
+
 TEST_F(HtmlReportCli, BadUsesExitTwoNamingHtml) {
   const std::string unwritable = (dir_ / "no-such-dir" / "page.html").string();
   for (const std::vector<std::string>& args :

@@ -4,8 +4,8 @@ Chromium (scripts/browser_check.py) with no console errors, has its root, charts
 self-contained (no URLs), renders to a screenshot that is not blank, and every number it shows is the `--json`
 field it names (data-json / data-value, rounded as shown).
 
-The whole module is skipped only while `tessera estimate --help` does not list --html; a kind whose command
-still rejects --html is an expected failure. A missing Chromium is a failure: scripts/install-deps.sh installs it."""
+The whole module is skipped only while `tessera estimate --help` does not list --html. Every kind must
+render. A missing Chromium is a failure: scripts/install-deps.sh installs it."""
 import json
 import os
 import pathlib
@@ -64,8 +64,6 @@ def test_html_report(kind, tmp_path, chromium):
     args = report_screenshots.report_commands()[kind]
     page_path = tmp_path / f"{kind}.html"
     written = run(*args, "--html", str(page_path))
-    if report_screenshots.unsupported_html(written):
-        pytest.xfail(f"`tessera {' '.join(args)}` does not support --html yet: {written.stderr.strip()}")
     assert written.returncode == 0, written.stderr
     printed = run(*args, "--json")
     assert printed.returncode == 0, printed.stderr
