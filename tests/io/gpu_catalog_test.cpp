@@ -53,6 +53,24 @@ TEST(GpuCatalog, RequiredKeysPresent) {
     EXPECT_NO_THROW(find_gpu(key)) << key;
 }
 
+// Issue 17's memory-poor pool: the A100 40 GB is the 80 GB part's chip with less and slower HBM,
+// so it shares every efficiency constant (they are physical, per chip) and differs only there.
+TEST(GpuCatalog, A100FortyGigabytesIsTheEightyWithLessHbm) {
+  const GpuSpec& small = find_gpu("a100-sxm-40gb");
+  const GpuSpec& big = find_gpu("a100-sxm-80gb");
+  EXPECT_DOUBLE_EQ(small.bf16_tflops, 312.0);
+  EXPECT_DOUBLE_EQ(small.hbm_gib, 40.0);
+  EXPECT_DOUBLE_EQ(small.hbm_tbps, 1.555);
+  EXPECT_DOUBLE_EQ(small.nvlink_gbps, big.nvlink_gbps);
+  EXPECT_LT(small.usable_memory_gib, small.hbm_gib);
+  EXPECT_NEAR(big.hbm_gib - big.usable_memory_gib, small.hbm_gib - small.usable_memory_gib, 0.25);
+  EXPECT_EQ(small.family, big.family);
+  EXPECT_DOUBLE_EQ(small.gemm_efficiency, big.gemm_efficiency);
+  EXPECT_DOUBLE_EQ(small.attention_efficiency, big.attention_efficiency);
+  EXPECT_DOUBLE_EQ(small.hbm_efficiency, big.hbm_efficiency);
+  EXPECT_DOUBLE_EQ(small.network_efficiency, big.network_efficiency);
+}
+
 // README §3: dense peaks (TFLOP/s), HBM (GiB), HBM TB/s, NVLink GB/s.
 TEST(GpuCatalog, PublishedFiguresOfValidationReadme) {
   const GpuSpec& a100 = find_gpu("a100-sxm-80gb");
