@@ -45,13 +45,13 @@ constexpr double kPlateauTokensPerParam = 2.0;
 // zero3-slower: ZeRO-3 (FSDP) plans take 18.2% longer than predicted: the largest error of the cost
 // model on a published run, the SC'21 ZeRO-3 175B row (README "Accuracy": +18.2% in TFLOP/s).
 constexpr double kZero3TimeScale = 1.182;
-// Bounds for validation. Tokens: 1e16, 700x Llama 3 405B's 15.6T-token pre-training (arXiv
-// 2407.21783, section 3.1); the simulator's work does not grow with them (decision windows and
-// optimum segments are bounded in number). Sequence length: 2^24, above any model's context.
+// Bounds for validation. Tokens (kMaxScenarioTokens, in the header): 1e16, 700x Llama 3 405B's
+// 15.6T-token pre-training (arXiv 2407.21783, section 3.1); the simulator's work does not grow
+// with them (decision windows and optimum segments are bounded in number). Sequence length
+// (kMaxScenarioSeqLen): 2^24, above any model's context.
 // Trajectory points: each is read by binary search, the bound only keeps files reasonable.
 // Scales: from 100x faster to 10x slower than described, the what-ifs that mean something (a
 // zero or denormal scale would make step times vanish and throughput infinite).
-constexpr double kMaxTokens = 1e16;
 constexpr std::size_t kMaxTrajectoryPoints = 10000;
 constexpr double kMinScale = 0.01;
 constexpr double kMaxScale = 10.0;
@@ -107,7 +107,7 @@ double kaplan_critical_batch_tokens(double non_embedding_params, double tokens) 
 void NoiseScaleScenario::validate() const {
   if (name.empty()) throw Error("scenario.name", "empty", "a name");
   require_positive("scenario.seq_len", seq_len, kMaxScenarioSeqLen);
-  if (!std::isfinite(token_budget) || token_budget < 1.0 || token_budget > kMaxTokens)
+  if (!std::isfinite(token_budget) || token_budget < 1.0 || token_budget > kMaxScenarioTokens)
     throw Error("scenario.token_budget", "got " + number_text(token_budget), "a number of tokens from 1 to 1e16");
   require_positive("scenario.reference_batch", reference_batch, kMaxGridBatch);
   require_positive("scenario.min_batch", min_batch, kMaxGridBatch);
@@ -121,13 +121,13 @@ void NoiseScaleScenario::validate() const {
                 "at most " + std::to_string(kMaxTrajectoryPoints) + " points");
   for (std::size_t i = 0; i < noise_scale.size(); ++i) {
     const std::string at = "scenario.noise_scale[" + std::to_string(i) + "]";
-    require_finite_in(at + ".tokens", noise_scale[i].tokens, 0.0, kMaxTokens, "tokens from 0 to 1e16");
+    require_finite_in(at + ".tokens", noise_scale[i].tokens, 0.0, kMaxScenarioTokens, "tokens from 0 to 1e16");
     if (i > 0 && noise_scale[i].tokens <= noise_scale[i - 1].tokens)
       throw Error(at + ".tokens", "got " + number_text(noise_scale[i].tokens) + " after " +
                                      number_text(noise_scale[i - 1].tokens),
                   "tokens increasing from point to point");
     if (!std::isfinite(noise_scale[i].noise_scale_tokens) || noise_scale[i].noise_scale_tokens <= 0.0 ||
-        noise_scale[i].noise_scale_tokens > kMaxTokens)
+        noise_scale[i].noise_scale_tokens > kMaxScenarioTokens)
       throw Error(at + ".noise_scale_tokens", "got " + number_text(noise_scale[i].noise_scale_tokens),
                   "a number of tokens greater than 0 and at most 1e16");
   }
@@ -309,7 +309,7 @@ NoiseScaleScenario described_scenario(const ScenarioDescription& d, const ModelS
   s.seq_len = scenario_seq_len(model, d.seq_len);
   set_bounds(s, large_cluster_batch_bounds(s.seq_len));
   s.token_budget = d.token_budget > 0 ? d.token_budget : kChinchillaTokensPerParam * count_parameters(model).total();
-  require_finite_in("scenario.token_budget", s.token_budget, 1.0, kMaxTokens, "a number of tokens from 1 to 1e16");
+  require_finite_in("scenario.token_budget", s.token_budget, 1.0, kMaxScenarioTokens, "a number of tokens from 1 to 1e16");
   if (d.noise_scale_start_tokens > 0 && d.noise_scale_end_tokens > 0) {
     s.noise_scale = {{0.0, d.noise_scale_start_tokens}, {s.token_budget, d.noise_scale_end_tokens}};
     s.description = "described by flags: " + short_number(s.token_budget) + " tokens; noise scale log-linear in "

@@ -23,6 +23,8 @@ inline constexpr double kGradientNoiseDimension = 1000.0;
 
 // Longest sequence a scenario may have, in tokens.
 inline constexpr std::int64_t kMaxScenarioSeqLen = std::int64_t{1} << 24;
+// Most tokens a scenario's budget, progress points and noise scales may count.
+inline constexpr double kMaxScenarioTokens = 1e16;
 
 struct NoiseScalePoint {
   double tokens = 0;              // progress: tokens consumed at the reference batch

@@ -28,9 +28,6 @@ namespace tessera::cli {
 
 namespace {
 
-// Most tokens a described run may have (as a scenario file's token_budget).
-constexpr double kMaxDescribedTokens = 1e16;
-
 struct SimulateOptions {
   std::string model, cluster, scenario;  // scenario empty: described by flags, or default_scenario_name
   std::int64_t gpus = 0, seq_len = 0, min_gbs = 0, max_gbs = 0;
@@ -81,9 +78,9 @@ NoiseScaleScenario simulate_scenario(const SimulateOptions& o, const CLI::App& s
     if (given(sub, "--trajectory") && given(sub, "--noise-start"))
       throw Error("--trajectory", "given with --noise-start / --noise-end",
                   "one of the two ways to set the noise scale");
-    if (given(sub, "--tokens")) require_positive_real("--tokens", o.tokens, kMaxDescribedTokens);
-    if (given(sub, "--noise-start")) require_positive_real("--noise-start", o.noise_start_tokens, kMaxDescribedTokens);
-    if (given(sub, "--noise-end")) require_positive_real("--noise-end", o.noise_end_tokens, kMaxDescribedTokens);
+    if (given(sub, "--tokens")) require_positive_real("--tokens", o.tokens, kMaxScenarioTokens);
+    if (given(sub, "--noise-start")) require_positive_real("--noise-start", o.noise_start_tokens, kMaxScenarioTokens);
+    if (given(sub, "--noise-end")) require_positive_real("--noise-end", o.noise_end_tokens, kMaxScenarioTokens);
     ScenarioDescription d;
     d.seq_len = o.seq_len;
     d.token_budget = o.tokens;

@@ -210,8 +210,8 @@ int print_failure_ranking(const FailureRequest& r, const std::string& emit, bool
 
 // plan --html: the page from the same document --json prints, every feasible plan's closed-form
 // time and memory (the search ran exhaustive with record_feasible) and the winner's launch script.
-void write_plan_html(const std::string& path, const PlanSearch& search, const ModelSpec& model, const Cluster& cluster,
-                     const Workload& w) {
+void write_plan_html(const std::string& path, const nlohmann::json& doc, const PlanSearch& search,
+                     const ModelSpec& model, const Cluster& cluster, const Workload& w) {
   report::PlanPageInputs in;
   in.title = "Tessera plan: " + model.name + " on " + std::to_string(cluster.gpus()) + " x " + cluster.gpu.key;
   in.subtitle = fmt::format("global batch {} x {} tokens", w.global_batch, w.seq_len);
@@ -219,13 +219,14 @@ void write_plan_html(const std::string& path, const PlanSearch& search, const Mo
   for (const FeasiblePoint& p : search.feasible_points)
     in.feasible.push_back({p.peak_memory_bytes / units::kGiB, p.iteration_time_s});
   if (!search.plans.empty()) in.launch_script = megatron_launch_script(model, cluster, search.plans[0].plan, w);
-  write_html_file(path, report::plan_page_html(plan_search_to_json(search, model, cluster, w), in));
+  write_html_file(path, report::plan_page_html(doc, in));
 }
 
 // plan --html for a multimodal model: the page from the document --json prints, with the
 // simulated steps of the best disaggregated plan and of the monolithic layout on every GPU.
-void write_multimodal_html(const std::string& path, const MultimodalSpec& model, const Cluster& cluster,
-                           const DataMix& mix, const MultimodalRequest& r, const MultimodalSearch& search) {
+void write_multimodal_html(const std::string& path, const nlohmann::json& doc, const MultimodalSpec& model,
+                           const Cluster& cluster, const DataMix& mix, const MultimodalRequest& r,
+                           const MultimodalSearch& search) {
   report::MultimodalPageInputs in;
   in.title = "Tessera plan: " + model.name + " on " + std::to_string(cluster.gpus()) + " x " + cluster.gpu.key;
   if (!search.plans.empty())
@@ -235,7 +236,7 @@ void write_multimodal_html(const std::string& path, const MultimodalSpec& model,
   if (search.monolithic_found)
     in.monolithic = report_timeline(monolithic_backbone_timeline(model, cluster, mix, r.gbs, search.monolithic),
                                     "monolithic layout on every GPU");
-  write_html_file(path, report::multimodal_page_html(multimodal_search_to_json(search, model, mix, cluster), in));
+  write_html_file(path, report::multimodal_page_html(doc, in));
 }
 
 int run_multimodal_plan(const MultimodalRequest& r, const CommandOutput& io) {
@@ -267,16 +268,18 @@ int run_multimodal_plan(const MultimodalRequest& r, const CommandOutput& io) {
     io.print("{}\n", emitted);
     return 0;
   }
-  if (!r.html.empty()) write_multimodal_html(r.html, model, cluster, mix, r, search);
-  if (r.json) {
+  if (r.json || !r.html.empty()) {
     auto j = multimodal_search_to_json(search, model, mix, cluster);
     j["schema_version"] = kSchemaVersion;
     note_profile(j);
-    io.print("{}\n", json_fields::to_text(j, 2));
-  } else {
-    io.print("{}{}", multimodal_search_to_table(search, model, mix, cluster), profile_note());
-    if (!r.trace.empty()) io.print("trace written to {}\n", r.trace);
+    if (!r.html.empty()) write_multimodal_html(r.html, j, model, cluster, mix, r, search);
+    if (r.json) {
+      io.print("{}\n", json_fields::to_text(j, 2));
+      return 0;
+    }
   }
+  io.print("{}{}", multimodal_search_to_table(search, model, mix, cluster), profile_note());
+  if (!r.trace.empty()) io.print("trace written to {}\n", r.trace);
   return 0;
 }
 }  // namespace
@@ -328,11 +331,8 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
       require_in_range("--max-memory-gib", o->max_memory_gib, physical::kMinMemoryGib, physical::kMaxMemoryGib, "GiB");
     const bool failures_on = failures_requested(o->failures, *sub);
     if (!o->html.empty()) {
-      for (const auto& [other, set] : {std::pair{"--failures", failures_on}, {"--emit", !o->emit.empty()},
-                                       {"a cluster of several pools", o->cluster.find('+') != std::string::npos}})
-        if (set)
-          throw Error("--html", std::string("not available yet with ") + other,
-                      "a plan search on one GPU pool");
+      for (const auto& [other, set] : {std::pair{"--failures", failures_on}, {"--emit", !o->emit.empty()}})
+        if (set) throw Error("--html", std::string("not available yet with ") + other, "a plan search on one GPU pool");
     }
     if (failures_on && (!o->data.empty() || !o->trace.empty() || is_multimodal_model(o->model)))
       throw Error("--failures", "not available for multimodal plans", "a language model");
@@ -392,6 +392,8 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
     }
     if (mixed.pools.size() > 1) {
       if (!o->emit.empty()) throw Error("--emit", "not available for a cluster of several pools", "--json or the table");
+      if (!o->html.empty())
+        throw Error("--html", "not available yet for a cluster of several pools", "a plan search on one GPU pool");
       const MixedPlan plan = search_mixed_plans(model, mixed, w, fix, options);
       if (o->json) {
         auto j = mixed_plan_to_json(plan, mixed, model, w);
@@ -430,15 +432,17 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
       }
       return 0;
     }
-    if (!o->html.empty()) write_plan_html(o->html, search, model, cluster, w);
-    if (o->json) {
+    if (o->json || !o->html.empty()) {
       auto j = plan_search_to_json(search, model, cluster, w);
       j["schema_version"] = kSchemaVersion;
       note_profile(j);
-      io.print("{}\n", json_fields::to_text(j, 2));
-    } else {
-      io.print("{}{}", plan_search_to_table(search, model, cluster, w, limit_gib), profile_note());
+      if (!o->html.empty()) write_plan_html(o->html, j, search, model, cluster, w);
+      if (o->json) {
+        io.print("{}\n", json_fields::to_text(j, 2));
+        return 0;
+      }
     }
+    io.print("{}{}", plan_search_to_table(search, model, cluster, w, limit_gib), profile_note());
     return 0;
   });
 }

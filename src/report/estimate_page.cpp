@@ -10,15 +10,6 @@ namespace tessera::report {
 
 namespace {
 
-constexpr int kSecondsDecimals = 3;
-constexpr int kGibDecimals = 2;
-constexpr int kPercentDecimals = 1;
-constexpr double kPercent = 100.0;
-
-std::string figure(const char* chart, const std::string& inner) {
-  return std::string("<figure data-chart=\"") + chart + "\">" + inner + "</figure>";
-}
-
 std::string summary_section(const nlohmann::json& doc) {
   HtmlTable t{{"figure", "value"}, {}};
   t.rows.push_back({text_cell("iteration time"), json_cell(doc, "iteration_time_s", kSecondsDecimals, 1, " s")});
@@ -53,7 +44,7 @@ std::string time_section(const nlohmann::json& doc) {
   }
   t.rows.push_back(
       {text_cell("of which recompute (in compute)"), json_cell(doc, "breakdown.recompute_s", kSecondsDecimals)});
-  return figure("time-breakdown", stacked_bar_chart_svg(bar)) + html_table(t);
+  return chart_figure("time-breakdown", stacked_bar_chart_svg(bar)) + html_table(t);
 }
 
 std::string memory_section(const nlohmann::json& doc) {
@@ -74,7 +65,7 @@ std::string memory_section(const nlohmann::json& doc) {
     bars.rows.push_back(std::move(row));
     t.rows.push_back(std::move(cells));
   }
-  return figure("stage-memory", stacked_bar_chart_svg(bars)) + html_table(t);
+  return chart_figure("stage-memory", stacked_bar_chart_svg(bars)) + html_table(t);
 }
 
 }  // namespace
@@ -87,7 +78,8 @@ std::string estimate_page_html(const nlohmann::json& doc, const std::string& sub
   page.add_section("Summary", summary_section(doc));
   page.add_section("Where the time goes", time_section(doc));
   page.add_section("Memory per stage", memory_section(doc));
-  if (!timeline.rows.empty()) page.add_section("Pipeline timeline", figure("timeline", timeline_chart_html(timeline)));
+  if (!timeline.rows.empty())
+    page.add_section("Pipeline timeline", chart_figure("timeline", timeline_chart_html(timeline)));
   return page.to_string();
 }
 

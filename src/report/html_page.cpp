@@ -80,6 +80,10 @@ std::string html_table(const HtmlTable& table) {
   return html + "</tbody></table>";
 }
 
+std::string chart_figure(std::string_view name, std::string_view chart_html) {
+  return "<figure data-chart=\"" + escape_html(name) + "\">" + std::string(chart_html) + "</figure>";
+}
+
 std::string preformatted_block(std::string_view text) {
   return "<pre class=\"command\">" + escape_html(text) + "</pre>";
 }

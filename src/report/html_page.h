@@ -29,6 +29,9 @@ struct HtmlTable {
 // ("rows[i]") when a row's cell count differs from the header's, ("rows[i][j].sort_key") for NaN.
 std::string html_table(const HtmlTable& table);
 
+// A chart in <figure data-chart="name">: the name a test (and a reader's tooling) finds it by.
+std::string chart_figure(std::string_view name, std::string_view chart_html);
+
 // `text` escaped in a <pre class="command"> block (e.g. a launch command to copy).
 std::string preformatted_block(std::string_view text);
 

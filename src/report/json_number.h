@@ -14,6 +14,14 @@
 
 namespace tessera::report {
 
+// Decimals the pages show: seconds, GiB, percentages (a fraction x kPercent), and measured values
+// in their metric's unit.
+inline constexpr int kSecondsDecimals = 3;
+inline constexpr int kGibDecimals = 2;
+inline constexpr int kPercentDecimals = 1;
+inline constexpr int kValueDecimals = 3;
+inline constexpr double kPercent = 100.0;
+
 // The number at `path`. Throws tessera::Error("report", ...) naming the path when it is missing
 // or not a number (a page asking for a field its document lacks is a bug, said plainly).
 double json_number(const nlohmann::json& doc, std::string_view path);

@@ -9,11 +9,6 @@ namespace tessera::report {
 
 namespace {
 
-constexpr int kSecondsDecimals = 3;
-constexpr int kGibDecimals = 2;
-constexpr int kPercentDecimals = 1;
-constexpr double kPercent = 100.0;
-
 // The strategies the document holds, by path: the best disaggregated plan, the monolithic layout
 // on every GPU and on the subset of fewer GPUs.
 std::vector<std::pair<std::string, std::string>> strategies(const nlohmann::json& doc) {
@@ -56,7 +51,7 @@ std::string groups_section(const nlohmann::json& doc) {
     t.rows.push_back({text_cell(name), text_cell(role), json_cell(doc, at + "gpus", 0),
                       json_cell(doc, at + "busy_s", kSecondsDecimals)});
   }
-  return "<figure data-chart=\"module-groups\">" + stacked_bar_chart_svg(bars) + "</figure>" + html_table(t) +
+  return chart_figure("module-groups", stacked_bar_chart_svg(bars)) + html_table(t) +
          "<p>Modules with the same GPU count run on one group (an encoder and its projector).</p>";
 }
 
@@ -76,10 +71,10 @@ std::string multimodal_page_html(const nlohmann::json& doc, const MultimodalPage
   if (!json_at(doc, "plans").empty()) page.add_section("Module groups", groups_section(doc));
   if (in.disaggregated && !in.disaggregated->rows.empty())
     page.add_section("Disaggregated step (stage 0 = the encoders, the last = the generator)",
-                     "<figure data-chart=\"timeline\">" + timeline_chart_html(*in.disaggregated) + "</figure>");
+                     chart_figure("timeline", timeline_chart_html(*in.disaggregated)));
   if (in.monolithic && !in.monolithic->rows.empty())
     page.add_section("Monolithic step (the backbone's pipeline on every GPU)",
-                     "<figure data-chart=\"timeline\">" + timeline_chart_html(*in.monolithic) + "</figure>");
+                     chart_figure("timeline", timeline_chart_html(*in.monolithic)));
   return page.to_string();
 }
 

@@ -11,11 +11,6 @@ namespace tessera::report {
 
 namespace {
 
-constexpr int kSecondsDecimals = 3;
-constexpr int kGibDecimals = 2;
-constexpr int kPercentDecimals = 1;
-constexpr double kPercent = 100.0;
-
 std::string plan_path(std::size_t i, const std::string& key) { return "plans[" + std::to_string(i) + "]." + key; }
 
 // "tp=8 pp=4 dp=2 vpp=2 mb=1 recompute=none zero1 bf16": the fields that tell plans apart.
@@ -72,7 +67,7 @@ std::string scatter_figure(const nlohmann::json& doc, const std::vector<Point2>&
                           json_number(doc, plan_path(0, "iteration_time_s")), "winner (simulated)",
                           "the recommended plan"});
   chart.highlighted = chart.points.size() - 1;
-  return "<figure data-chart=\"time-vs-memory\">" + scatter_chart_svg(chart) + "</figure>";
+  return chart_figure("time-vs-memory", scatter_chart_svg(chart));
 }
 
 std::string breakdown_figure(const nlohmann::json& doc) {
@@ -84,7 +79,7 @@ std::string breakdown_figure(const nlohmann::json& doc) {
       row.segments.push_back({name, json_number(doc, plan_path(i, std::string("estimate.breakdown.") + key))});
     bars.rows.push_back(std::move(row));
   }
-  return "<figure data-chart=\"top-breakdown\">" + stacked_bar_chart_svg(bars) + "</figure>";
+  return chart_figure("top-breakdown", stacked_bar_chart_svg(bars));
 }
 
 }  // namespace

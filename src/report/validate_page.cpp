@@ -13,9 +13,6 @@ namespace tessera::report {
 
 namespace {
 
-constexpr int kPercentDecimals = 1;
-constexpr int kValueDecimals = 3;
-
 std::string row_path(std::size_t i, const char* key) { return "rows[" + std::to_string(i) + "]." + key; }
 
 std::string scatter_section(const nlohmann::json& doc) {
@@ -31,7 +28,7 @@ std::string scatter_section(const nlohmann::json& doc) {
     chart.points.push_back({json_number(doc, row_path(i, "measured_time_s")),
                             json_number(doc, row_path(i, "predicted_time_s")),
                             rows[i].value("class", std::string("other")), rows[i].value("id", std::string())});
-  return "<figure data-chart=\"predicted-vs-measured\">" + scatter_chart_svg(chart) + "</figure>";
+  return chart_figure("predicted-vs-measured", scatter_chart_svg(chart));
 }
 
 std::string summary_section(const nlohmann::json& doc) {
@@ -63,12 +60,12 @@ HtmlTable rows_table(const nlohmann::json& doc, const std::vector<std::size_t>& 
 
 std::vector<std::size_t> worst_first(const nlohmann::json& doc) {
   const std::size_t n = json_at(doc, "rows").size();
+  std::vector<double> abs_error(n);
+  for (std::size_t i = 0; i < n; ++i) abs_error[i] = std::fabs(json_number(doc, row_path(i, "error_pct")));
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return std::fabs(json_number(doc, row_path(a, "error_pct"))) >
-           std::fabs(json_number(doc, row_path(b, "error_pct")));
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return abs_error[a] > abs_error[b]; });
   order.resize(std::min(order.size(), kWorstRows));
   return order;
 }

@@ -148,12 +148,16 @@ TEST_F(HtmlReportCli, LargestPagesStayUnderTwoMegabytes) {
 
 TEST_F(HtmlReportCli, BadUsesExitTwoNamingHtml) {
   const std::string unwritable = (dir_ / "no-such-dir" / "page.html").string();
+  // Several pools given as a cluster file, not only as GPU:N+GPU:M.
+  const std::string pools = file("pools.json", R"({"pools": [{"gpu": "h100-sxm-80gb", "gpus": 16},
+      {"gpu": "a100-sxm-80gb", "gpus": 16}], "inter_pool_gbps": 800})").string();
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"estimate", "--html", unwritable},
         {"plan", "--quiet", "--html", (dir_ / "p.html").string(), "--failures"},
         {"plan", "--quiet", "--html", (dir_ / "p.html").string(), "--emit", "megatron"},
         {"plan", "--html", (dir_ / "p.html").string(), "--model", "mllm-72b-gen", "--emit", "megatron"},
         {"plan", "--html", (dir_ / "p.html").string(), "--cluster", "h100-sxm-80gb:64+a100-sxm-80gb:64"},
+        {"plan", "--quiet", "--html", (dir_ / "p.html").string(), "--cluster", pools},
         {"validate", "x.csv", "--leave-one-source-out", "--html", (dir_ / "v.html").string()}}) {
     const RunResult r = run_tessera(dir_, args);
     EXPECT_EQ(r.exit_code, 2) << describe(r);
