@@ -2,7 +2,8 @@
 // cost model and places them on data-parallel ranks x micro-batches (one step, or a stream of
 // steps with carry-over), and the algorithms on their own (lpt, karmarkar_karp,
 // order_microbatches, cp_sharding), plus the pinned synthetic mixes and the seeded permutation
-// the torch sampler shuffles with.
+// the torch sampler shuffles with; tessera.PerBatchCp, the per-step context-parallel degrees and
+// grouping of one step's micro-batches (balance/per_batch_parallelism.h).
 //
 // Samples come as text_tokens (per sample a token count, or a list of counts for several packed
 // documents), optional image_tokens (per sample a list of per-image token counts) and optional
@@ -22,6 +23,7 @@
 #include "balance/largest_differencing.h"
 #include "balance/longest_processing_time.h"
 #include "balance/microbatch_order.h"
+#include "balance/per_batch_parallelism.h"
 #include "balance/sample_cost.h"
 #include "core/seeded_random.h"
 #include "balance/stream_balancer.h"
@@ -267,6 +269,51 @@ class Balancer {
   StreamSettings settings_;
 };
 
+// One step's decision for Python: groups of GPUs, each with its cp degree and micro-batches.
+class PerBatchCp {
+ public:
+  PerBatchCp(int gpus, const std::string& model, const std::string& gpu, const std::string& recompute)
+      : cost_(make_cp_cost_model(load_model(model), make_cluster(find_gpu(gpu), gpus), gpus, parse_recompute(recompute))),
+        planner_(cost_, gpus) {}
+
+  py::dict decide(const py::object& microbatches) {
+    const std::size_t n = sequence_length(microbatches, "microbatches");
+    StepBatch batch;
+    for (std::size_t i = 0; i < n; ++i)
+      batch.add(token_counts(microbatches[py::int_(i)], {"microbatches", i}, true));
+    planner_.cost_step(batch);
+    py::dict statics;
+    for (int c : planner_.static_degrees()) {
+      const double t = planner_.static_decision(c).step_time_s;
+      statics[py::int_(c)] = std::isfinite(t) ? py::object(py::float_(t)) : py::object(py::none());
+    }
+    const StepDecision& d = planner_.per_batch_decision();
+    py::list groups;
+    for (const CpGroup& g : d.groups) {
+      py::dict group;
+      group["cp"] = g.degree;
+      group["first_gpu"] = g.first_gpu;
+      group["microbatches"] = g.microbatches;
+      group["time_s"] = g.time_s;
+      groups.append(group);
+    }
+    py::dict out;
+    out["groups"] = groups;
+    out["step_time_s"] = d.step_time_s;
+    out["static_cp"] = d.static_degree;
+    out["lower_bound_s"] = d.lower_bound_s;
+    out["static_time_s"] = statics;
+    return out;
+  }
+  int gpus() const { return planner_.gpus(); }
+  std::vector<int> degrees() const { return planner_.degrees(); }
+  std::int64_t max_tokens_per_gpu() const { return cost_.max_tokens_per_gpu; }
+
+ private:
+  CpCostModel cost_;
+  PerBatchCpPlanner planner_;
+};
+
 }  // namespace
 
 void bind_balance(py::module_& m) {
@@ -321,6 +368,20 @@ void bind_balance(py::module_& m) {
       .def_property_readonly("equal_count", [](const Balancer& b) { return b.settings().count == CountMode::equal; })
       .def_property_readonly("model", &Balancer::model_name)
       .def_property_readonly("gpu", &Balancer::gpu_key);
+
+  py::class_<PerBatchCp>(m, "PerBatchCp",
+                         "Per-step context parallelism on `gpus` GPUs of a stage: cp degrees, groups and micro-batch "
+                         "placement for each step, costed for `model` on `gpu` (memory cap from the memory model)")
+      .def(py::init<int, const std::string&, const std::string&, const std::string&>(), py::arg("gpus"),
+           py::arg("model") = kDefaultModel, py::arg("gpu") = kDefaultGpu, py::arg("recompute") = "full")
+      .def("decide", &PerBatchCp::decide, py::arg("microbatches"),
+           "One step: microbatches[i] lists micro-batch i's document token counts (or is one count). Returns "
+           "{groups: [{cp, first_gpu, microbatches, time_s}], step_time_s, static_cp (0: heterogeneous), "
+           "lower_bound_s, static_time_s: {cp: seconds or None}}")
+      .def_property_readonly("gpus", &PerBatchCp::gpus)
+      .def_property_readonly("degrees", &PerBatchCp::degrees, "cp degrees a group may take")
+      .def_property_readonly("max_tokens_per_gpu", &PerBatchCp::max_tokens_per_gpu,
+                             "memory cap: a micro-batch of T tokens needs cp >= ceil(T / cap)");
 
   m.def(
       "lpt",

@@ -13,7 +13,8 @@ anyway (tests/python/test_torch_gpt_example.py), so it can compare the values.
 Masking rule (MASKS): figures that differ from run to run are compared as placeholders, on both
 sides, and the README keeps the figures of the run that generated it:
   * wall-clock times: `searched ... in T s` (plan), `balancing T ms` (balance), `cells simulated
-    in T s` (adapt map), `"time_ms"`, `"search_time_s"`, `"plans_per_s"`, `"simulation_s"` (JSON);
+    in T s` (adapt map), `decision mean T ms, p99 T ms, max T ms` (balance --per-batch-cp),
+    `"time_ms"`, `"search_time_s"`, `"plans_per_s"`, `"simulation_s"` (JSON);
   * the PyTorch example's wall time (`validation loss ... tokens, T s`);
   * the planner's counts of plans costed and of those that fit (`searched N plans (M fit`,
     `"evaluated"`, `"feasible"`): its workers share the pruning bound, so how many candidates
@@ -36,6 +37,8 @@ MASKS = [
     (re.compile(r"(searched\b[^\n]*? in )\d+(?:\.\d+)?( s)"), r"\1<time>\2"),
     (re.compile(r"(balancing\s+)\d+(?:\.\d+)?( ms)"), r"\1<time>\2"),
     (re.compile(r"(cells simulated in )\d+(?:\.\d+)?( s)"), r"\1<time>\2"),
+    (re.compile(r"(decision +mean )\d+(?:\.\d+)?( ms, p99 )\d+(?:\.\d+)?( ms, max )\d+(?:\.\d+)?( ms)"),
+     r"\1<time>\2<time>\3<time>\4"),
     (re.compile(r"(validation loss [^\n]* tokens, )\d+(?:\.\d+)?( s)"), r"\1<time>\2"),
     (re.compile(r"(searched )\d+( plans \()\d+( fit)"), r"\1<count>\2<count>\3"),
     (re.compile(r'("(?:time_ms|search_time_s|plans_per_s|simulation_s|evaluated|feasible)": )[-+0-9.eE]+'), r"\1<masked>"),
@@ -91,10 +94,18 @@ BLOCKS = {
     "plan-mixed-cluster": command_block(["plan", "--model", "llama3-8b", "--cluster",
                                          "h100-sxm-80gb:64+a100-sxm-80gb:128", "--gbs", "512", "--seq", "4096",
                                          "--quiet"]),
+    "plan-cross-pool": command_block(["plan", "--model", "llama3-70b", "--cluster",
+                                      "a100-sxm-40gb:64+h100-sxm-80gb:16", "--gbs", "512", "--seq", "4096"]),
+    "plan-compare-profile": command_block(["plan", "--model", "llama3-70b", "--cluster",
+                                           "a100-sxm-80gb:64+h100-sxm-80gb:64", "--gbs", "512", "--seq", "4096",
+                                           "--profile", "examples/profiles/inter-pool-1600g.json",
+                                           "--compare-profile", "examples/profiles/inter-pool-3200g.json"]),
     "plan-multimodal": command_block(["plan", "--model", "mllm-72b-gen", "--data", "caption-like", "--cluster",
                                       "h800:1296", "--gbs", "1920", "--top", "1"]),
     "balance-wlb": command_block(WLB_RUN),
     "balance-methods": balance_methods_table,
+    "balance-per-batch-cp": command_block(["balance", "--per-batch-cp", "--mix", "long-video:0.25,caption-like:0.75",
+                                           "--gpus", "32"]),
     "calibrate-example": command_block(["calibrate", "--runs", "examples/calibration/fit.csv", "--report"]),
     "adapt-zero3-slower": command_block(["adapt", "simulate", "--model", "llama3-8b", "--cluster",
                                          "h100-sxm-80gb:32", "--scenario", "zero3-slower"]),

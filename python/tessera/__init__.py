@@ -17,6 +17,9 @@ The compiled core is ``tessera._tessera``; everything it defines is re-exported 
   micro-batches by their predicted time (``balance``, ``balance_costs``, ``stream``,
   ``stream_costs``, ``sample_costs``, ``costs_and_tokens``); methods ``none``, ``fixed-greedy``,
   ``lpt``, ``kk``, ``wlb``.
+* ``PerBatchCp(gpus, model="llama3-8b", gpu="h100-sxm-80gb", recompute="full")``: per-step
+  context parallelism; ``decide(microbatches)`` gives one step's cp groups (degrees not only powers
+  of two, GPUs, micro-batches) and its time against every static cp degree.
 * ``lpt``, ``karmarkar_karp``, ``order_microbatches``, ``cp_sharding``: the algorithms alone.
 * ``synthetic_samples(mix, n, seed)``: the pinned ``wlb-like`` and ``mllm-like`` mixes.
 * ``GnsEstimator(ema_decay=0.999)``: the gradient noise scale B_simple from squared gradient

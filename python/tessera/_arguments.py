@@ -27,6 +27,8 @@ MAX_EPOCH = 2**63 - 1
 MAX_SLOTS = 1_000_000
 # Steps of one balancer stream (src/balance/stream_balancer.h, kMaxSteps).
 MAX_STREAM_STEPS = 1_000_000
+# GPUs of one per-batch cp planner (src/balance/per_batch_parallelism.h, kMaxPerBatchGpus).
+MAX_PER_BATCH_GPUS = 4096
 # Any count Tessera accepts (src/core/checks.h, kMaxCount).
 MAX_COUNT = 1_000_000_000_000
 # Samples of a synthetic mix or a permutation (src/balance/synthetic_mix.h, kMaxSyntheticSamples).

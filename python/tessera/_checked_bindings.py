@@ -118,6 +118,13 @@ def _patch_balancer() -> None:
     _patch_method(_tessera.StepPlan, "rank_microbatches", ["rank"], {"rank": _int(0)})
 
 
+def _patch_per_batch_cp() -> None:
+    p = _tessera.PerBatchCp
+    _patch_method(p, "__init__", ["gpus", "model", "gpu", "recompute"],
+                  {"gpus": _int(1, a.MAX_PER_BATCH_GPUS), "model": _str, "gpu": _str, "recompute": _str})
+    _patch_method(p, "decide", ["microbatches"], {})
+
+
 def _patch_algorithms() -> None:
     m = _tessera
     slots = _int(1, a.MAX_SLOTS)
@@ -186,6 +193,7 @@ def install() -> None:
     if getattr(_tessera, "_arguments_checked", False):
         return
     _patch_balancer()
+    _patch_per_batch_cp()
     _patch_algorithms()
     _patch_noise_scale()
     _patch_controller()

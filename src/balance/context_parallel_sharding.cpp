@@ -31,13 +31,21 @@ const char* to_string(CpSharding sharding) {
 std::vector<double> cp_rank_times(std::span<const std::int64_t> documents, int cp, CpSharding sharding,
                                   const SpanCost& cost) {
   std::vector<double> rank_s(static_cast<std::size_t>(cp), 0.0);
+  cp_rank_times_into(documents, sharding, cost, rank_s);
+  return rank_s;
+}
+
+void cp_rank_times_into(std::span<const std::int64_t> documents, CpSharding sharding, const SpanCost& cost,
+                        std::span<double> rank_s) {
+  std::fill(rank_s.begin(), rank_s.end(), 0.0);
+  const auto cp = static_cast<std::int64_t>(rank_s.size());
   const std::int64_t chunks = 2LL * cp;
   auto rank_of_chunk = [&](std::int64_t j) { return static_cast<std::size_t>(j < cp ? j : chunks - 1 - j); };
   if (sharding == CpSharding::per_document) {
     for (std::int64_t d : documents)
       for (std::int64_t j = 0; j < chunks; ++j)
         rank_s[rank_of_chunk(j)] += segment_time_s(chunk_start(d, j, chunks), chunk_start(d, j + 1, chunks), d, cost);
-    return rank_s;
+    return;
   }
   std::int64_t total = 0;
   for (std::int64_t d : documents) total += d;
@@ -56,7 +64,6 @@ std::vector<double> cp_rank_times(std::span<const std::int64_t> documents, int c
       k_start += documents[k++];
     }
   }
-  return rank_s;
 }
 
 CpShardingChoice choose_cp_sharding(std::span<const std::int64_t> documents, int cp, const SpanCost& cost) {

@@ -36,6 +36,10 @@ struct CpShardingChoice {
 // Predicted time of each of the cp ranks. Preconditions: cp >= 1, documents >= 0.
 std::vector<double> cp_rank_times(std::span<const std::int64_t> documents, int cp, CpSharding sharding,
                                   const SpanCost& cost);
+// The same into `rank_s` (cp = rank_s.size() entries, overwritten), allocating nothing: for loops
+// that cost many micro-batches at many degrees (balance/per_batch_parallelism.h).
+void cp_rank_times_into(std::span<const std::int64_t> documents, CpSharding sharding, const SpanCost& cost,
+                        std::span<double> rank_s);
 CpShardingChoice choose_cp_sharding(std::span<const std::int64_t> documents, int cp, const SpanCost& cost);
 
 }  // namespace tessera

@@ -4,6 +4,11 @@
 //   tessera balance (--samples FILE.jsonl | --synthetic wlb-like|mllm-like) --dp D --microbatches M
 //                   [--max-tokens S] [--steps K | --n N] [--method none|fixed-greedy|lpt|kk|wlb]
 //                   [--model M] [--cluster C] [--seed X] [--json]
+//   tessera balance --per-batch-cp --mix NAME[:WEIGHT][,NAME[:WEIGHT]...] (--gpus G | --dp D [--cp C])
+//                   [--steps K (1000)] [--step-tokens T (262144)] [--mix-per-sequence]
+//                   [--recompute none|selective|full (full)] [--model M] [--cluster C] [--seed X] [--json]
+// runs K steps of T tokens drawn from the mixes (built-in names, .json / .jsonl files, or
+// long-video) on G GPUs, static cp against per-batch cp (balance/per_batch_stream.h).
 //
 // Sample costs come from --model on --cluster's GPU (a ViT-H/14 encoder for images, a DiT-XL/2
 // generator for generated images). With --steps K each step fills a budget of D x M x S tokens
@@ -20,6 +25,7 @@
 
 #include <fmt/core.h>
 
+#include "balance/per_batch_stream.h"
 #include "balance/sample_cost.h"
 #include "balance/stream_balancer.h"
 #include "balance/stream_metrics.h"
@@ -28,6 +34,7 @@
 #include "core/checks.h"
 #include "core/error.h"
 #include "io/balance_report.h"
+#include "io/data_mix_json.h"
 #include "io/gpu_catalog.h"
 #include "io/json_fields.h"
 #include "io/model_source.h"
@@ -54,6 +61,79 @@ GpuSpec gpu_of(const std::string& cluster) {
       cluster.find(".json") == std::string::npos)
     return find_gpu(cluster);
   return load_cluster(cluster).gpu;
+}
+
+// --per-batch-cp defaults: 1,000 steps (the stream) of 32 x 8K tokens.
+constexpr std::int64_t kDefaultPerBatchSteps = 1000;
+constexpr std::int64_t kDefaultStepTokens = 262'144;
+constexpr const char* kLongVideoMixName = "long-video";
+
+// NAME or NAME:WEIGHT, comma-separated.
+std::vector<WeightedMix> parse_mixes(const std::string& text) {
+  std::vector<WeightedMix> out;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    std::string name = text.substr(begin, end - begin);
+    double weight = 1.0;
+    if (const std::size_t colon = name.rfind(':'); colon != std::string::npos) {
+      const std::string w = name.substr(colon + 1);
+      std::size_t used = 0;
+      try {
+        weight = std::stod(w, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != w.size() || w.empty() || !(weight > 0))
+        throw Error("mix", fmt::format("weight '{}' of '{}'", w, name), "NAME:WEIGHT with a positive number");
+      name.resize(colon);
+    }
+    if (name.empty()) throw Error("mix", fmt::format("empty name in '{}'", text), "NAME[:WEIGHT][,NAME[:WEIGHT]...]");
+    out.push_back({name == kLongVideoMixName ? long_video_mix() : load_data_mix(name), weight});
+    begin = end + 1;
+  }
+  return out;
+}
+
+struct PerBatchOptions {
+  std::string mix, model, cluster, recompute;
+  std::int64_t gpus = 0, steps = 0, step_tokens = 0, seed = 0;
+  bool mix_per_sequence = false, json = false;
+};
+
+void run_per_batch_cp(const PerBatchOptions& o, const CommandOutput& io) {
+  if (o.mix.empty()) throw Error("mix", "missing for --per-batch-cp", "--mix NAME[:WEIGHT][,NAME[:WEIGHT]...]");
+  require_positive("gpus", o.gpus, kMaxPerBatchGpus);
+  require_non_negative("seed", o.seed);
+  PerBatchStreamSettings settings;
+  settings.mixes = parse_mixes(o.mix);
+  settings.steps = o.steps;
+  settings.step_tokens = o.step_tokens;
+  settings.mix_per_sequence = o.mix_per_sequence;
+  settings.seed = static_cast<std::uint64_t>(o.seed);
+  settings.validate();
+  const Recompute recompute = parse_recompute(o.recompute);
+  const ModelSpec model = load_model(o.model);
+  const Cluster cluster = make_cluster(gpu_of(o.cluster), o.gpus);
+  const CpCostModel cost = make_cp_cost_model(model, cluster, o.gpus, recompute);
+  PerBatchCpPlanner planner(cost, static_cast<int>(o.gpus));
+  PerBatchCpReport report;
+  report.result = run_per_batch_stream(draw_stream(settings), planner);
+  if (!report.result.violations.empty())
+    throw std::logic_error("per-batch cp invariant broken: " + report.result.violations.front());
+  report.mixes = settings.mixes;
+  report.mix_per_sequence = o.mix_per_sequence;
+  report.gpus = o.gpus;
+  report.gpus_per_node = planner.node_gpus();
+  report.steps = o.steps;
+  report.step_tokens = o.step_tokens;
+  report.seed = settings.seed;
+  report.model = model.name;
+  report.gpu = cluster.gpu.key;
+  report.recompute = to_string(recompute);
+  report.max_tokens_per_gpu = cost.max_tokens_per_gpu;
+  if (o.json) io.print("{}\n", json_fields::to_text(per_batch_cp_report_to_json(report), 2));
+  else io.print("{}", per_batch_cp_report_to_table(report));
 }
 
 struct Costs {
@@ -86,6 +166,10 @@ void register_balance(CLI::App& app, CommandRegistry& commands) {
     std::string samples, synthetic, method = "wlb", model = kDefaultModel, cluster = kDefaultGpu;
     std::int64_t dp = 0, microbatches = 0, max_tokens = 0, steps = 0, n = 0, seed = 0;
     bool json = false;
+    // --per-batch-cp
+    bool per_batch_cp = false, mix_per_sequence = false;
+    std::string mix, recompute = "full";
+    std::int64_t gpus = 0, cp = 1, step_tokens = kDefaultStepTokens;
   };
   auto o = std::make_shared<Options>();
   auto* samples_opt = sub->add_option("--samples", o->samples, "JSONL file, one sample per line (see README)");
@@ -101,7 +185,38 @@ void register_balance(CLI::App& app, CommandRegistry& commands) {
       ->capture_default_str();
   sub->add_option("--seed", o->seed, "Seed of the synthetic stream and the random baseline")->capture_default_str();
   sub->add_flag("--json", o->json, "Print one JSON document");
+  sub->add_flag("--per-batch-cp", o->per_batch_cp, "Static cp against cp re-chosen per step on a stream of --mix");
+  auto* mix_opt = sub->add_option("--mix", o->mix, "With --per-batch-cp: NAME[:WEIGHT],... (built-in, file, long-video)");
+  auto* gpus_opt = sub->add_option("--gpus", o->gpus, "With --per-batch-cp: GPUs G of a stage (or --dp x --cp)");
+  auto* cp_opt = sub->add_option("--cp", o->cp, "With --per-batch-cp and --dp: G = dp x cp");
+  auto* step_tokens_opt = sub->add_option("--step-tokens", o->step_tokens, "With --per-batch-cp: tokens per step");
+  auto* per_sequence_opt = sub->add_flag("--mix-per-sequence", o->mix_per_sequence,
+                                         "With --per-batch-cp: draw each sequence's mix, not each step's");
+  auto* recompute_opt = sub->add_option("--recompute", o->recompute, "With --per-batch-cp: none, selective or full")
+                            ->capture_default_str();
   commands.add(sub, [=, &io = commands.output()]() {
+    if (o->per_batch_cp) {
+      if (samples_opt->count() > 0 || synthetic_opt->count() > 0 || mb_opt->count() > 0 || n_opt->count() > 0)
+        throw Error("per-batch-cp", "takes its samples from --mix", "--mix without --samples, --synthetic, --n, --microbatches");
+      if (gpus_opt->count() > 0 && dp_opt->count() > 0)
+        throw Error("gpus", "give --gpus G or --dp D [--cp C], not both", "--gpus G or --dp D --cp C");
+      if (gpus_opt->count() == 0 && dp_opt->count() == 0) throw Error("gpus", "missing", "--gpus G or --dp D --cp C");
+      if (dp_opt->count() > 0) {
+        require_positive("dp", o->dp, kMaxPerBatchGpus);
+        require_positive("cp", o->cp, kMaxPerBatchGpus);
+      }
+      if (steps_opt->count() > 0) require_positive("steps", o->steps, kMaxPerBatchSteps);
+      require_positive("step-tokens", o->step_tokens, kMaxPerBatchStepTokens);
+      const std::int64_t gpus = gpus_opt->count() > 0 ? o->gpus : o->dp * o->cp;
+      run_per_batch_cp({o->mix, o->model, o->cluster, o->recompute, gpus,
+                        steps_opt->count() > 0 ? o->steps : kDefaultPerBatchSteps, o->step_tokens, o->seed,
+                        o->mix_per_sequence, o->json},
+                       io);
+      return 0;
+    }
+    for (const auto* only : {mix_opt, gpus_opt, cp_opt, step_tokens_opt, per_sequence_opt, recompute_opt})
+      if (only->count() > 0)
+        throw Error(only->get_name().substr(2), "only with --per-batch-cp", "--per-batch-cp, or leave it out");
     if ((samples_opt->count() > 0) == (synthetic_opt->count() > 0))
       throw Error("samples", "give exactly one of --samples and --synthetic",
                   "--samples FILE.jsonl or --synthetic wlb-like|mllm-like");

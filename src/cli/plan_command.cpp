@@ -1,5 +1,5 @@
 // tessera plan --model M --cluster C --gbs B [--seq S] [--top K] [--json] [--quiet]
-//              [--emit megatron|torchtitan|json] [--fix tp=8,...] [--max-memory-gib X]
+//              [--emit megatron|torchtitan|json|rank-layout] [--fix tp=8,...] [--max-memory-gib X]
 //              [--failures] [--mtbf-node-h X] [--ckpt-gbps Y] [--restart-s Z] [--node-write-gbps W]
 //              [--async-ckpt] [--no-fully-parallel-save] [--spare-nodes N] [--replacement-wait-s S]
 // --failures (or any of the flags after it) ranks plans by expected goodput under failures
@@ -7,10 +7,19 @@
 // A multimodal model (or --data MIX) plans per-module GPU groups against the monolithic layout:
 // tessera plan --model mllm-72b-gen --data caption-like --cluster h800:1296 --gbs 1920 [--json] [--trace OUT]
 //              [--emit megatron]
-// The recommended strategy (disaggregated or monolithic, search/multimodal_planner.h) is printed
-// first, traced, and emitted (monolithic only: Megatron-LM has no per-module GPU groups).
+// The recommended strategy (disaggregated, monolithic or colocated, search/multimodal_planner.h) is
+// printed first, traced, and emitted (monolithic only, or colocated with every module on the
+// backbone's layout: Megatron-LM has no per-module GPU groups or layouts).
+// Measured links (io/calibration_profile_json.h "links"): --intra-node-gbps, --inter-node-gbps,
+// --inter-pool-gbps (achieved bus bandwidth, Gbit/s) and --intra-node-latency-us,
+// --inter-node-latency-us, --inter-pool-latency-us replace the cluster's tiers (every pool's node
+// tiers; over the --profile's links). --compare-profile OLD.json plans under OLD's conditions (the
+// catalog with OLD applied, no link flags) and under the current ones (--profile, the link flags),
+// and prints both best plans and the cost of keeping the old one (io/profile_comparison_report.h).
+#include <algorithm>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 
 #include <fmt/core.h>
 
@@ -29,15 +38,18 @@
 #include "io/multimodal_report.h"
 #include "export/megatron_launch.h"
 #include "export/torchtitan_config.h"
+#include "io/cross_pool_plan_json.h"
 #include "io/model_source.h"
 #include "io/plan_report.h"
 #include "io/plan_text.h"
+#include "io/profile_comparison_report.h"
 #include "io/report_timeline.h"
 #include "io/schema.h"
 #include "reliability/goodput_ranking.h"
 #include "report/multimodal_page.h"
 #include "report/plan_page.h"
 #include "search/multimodal_planner.h"
+#include "search/plan_comparison.h"
 #include "search/planner.h"
 
 namespace tessera::cli {
@@ -117,11 +129,87 @@ Cluster without_spares(const Cluster& cluster, std::int64_t spares) {
   return c;
 }
 
+// The measured-link flags as given (read only when given).
+struct LinkFlags {
+  double intra_node_gbps = 0, inter_node_gbps = 0, inter_pool_gbps = 0;
+  double intra_node_latency_us = 0, inter_node_latency_us = 0, inter_pool_latency_us = 0;
+};
+
+// The link overrides the flags describe, each checked against the profile's bounds.
+LinkOverrides link_overrides(const LinkFlags& f, const CLI::App& sub) {
+  LinkOverrides links;
+  const auto bandwidth = [&](const char* flag, double value, std::optional<double>& out) {
+    if (sub.get_option(flag)->count() == 0) return;
+    require_link_gbps(flag, value);
+    out = value;
+  };
+  bandwidth("--intra-node-gbps", f.intra_node_gbps, links.every_pool.intra_node_gbps);
+  bandwidth("--inter-node-gbps", f.inter_node_gbps, links.every_pool.inter_node_gbps);
+  bandwidth("--inter-pool-gbps", f.inter_pool_gbps, links.inter_pool_gbps);
+  const auto latency = [&](const char* flag, double value, std::optional<double>& out, bool inter_pool) {
+    if (sub.get_option(flag)->count() == 0) return;
+    if (inter_pool) require_inter_pool_latency_us(flag, value);
+    else require_node_latency_us(flag, value);
+    out = value;
+  };
+  latency("--intra-node-latency-us", f.intra_node_latency_us, links.every_pool.intra_node_latency_us, false);
+  latency("--inter-node-latency-us", f.inter_node_latency_us, links.every_pool.inter_node_latency_us, false);
+  latency("--inter-pool-latency-us", f.inter_pool_latency_us, links.inter_pool_latency_us, true);
+  return links;
+}
+
+// plan --compare-profile: what it needs beyond the plain search's inputs.
+struct ComparisonRequest {
+  const ModelSpec& model;
+  const std::string& cluster;       // as given: loaded again under the old profile
+  const MixedCluster& current;      // loaded under the current conditions
+  const Workload& workload;
+  const PlanConstraints& constraints;
+  const PlannerOptions& options;
+  const std::string& old_profile;   // --compare-profile
+  const LinkOverrides& link_flags;
+  bool json = false;
+};
+
+// The same cluster seen through the old profile alone (the catalog with it applied, no link flags).
+MixedCluster cluster_under_old_profile(const std::string& cluster, const std::string& path) {
+  const LoadedProfile old = profile_from_json(json_fields::parse_file(path, "--compare-profile"), path);
+  const ScopedProfile scope(old);
+  return load_mixed_cluster(cluster);
+}
+
+int print_profile_comparison(const ComparisonRequest& r, const CommandOutput& io) {
+  const MixedCluster old = cluster_under_old_profile(r.cluster, r.old_profile);
+  const LoadedProfile* current_profile = active_profile();
+  const ComparedConditions conditions{r.old_profile, current_profile ? current_profile->file : "", r.link_flags};
+  nlohmann::json j;
+  std::string table;
+  if (r.current.pools.size() > 1) {
+    const MixedPlanComparison c = compare_mixed_plans(r.model, old, r.current, r.workload, r.constraints, r.options);
+    if (r.json) j = mixed_plan_comparison_to_json(c, r.model, old, r.current, r.workload, conditions);
+    else table = mixed_plan_comparison_to_table(c, r.model, old, r.current, r.workload, conditions);
+  } else {
+    const Cluster &before = old.pools.front(), &now = r.current.pools.front();
+    const PlanComparison c = compare_plans(r.model, before, now, r.workload, r.constraints, r.options);
+    if (r.json) j = plan_comparison_to_json(c, r.model, before, now, r.workload, conditions);
+    else table = plan_comparison_to_table(c, r.model, before, now, r.workload, conditions);
+  }
+  if (r.json) {
+    j["schema_version"] = kSchemaVersion;
+    note_profile(j);
+    io.print("{}\n", json_fields::to_text(j, 2));
+  } else {
+    io.print("{}{}", table, profile_note());
+  }
+  return 0;
+}
+
 struct MultimodalRequest {
   std::string model, cluster, data, trace, fix, emit, html;
   std::int64_t gbs = 0, seq = 0, top = 0, seed = 0;
   double max_memory_gib = 0;
   bool json = false;
+  LinkOverrides links;
 };
 
 // --trace: the recommended strategy's step. Disaggregated: the extended pipeline (encoders first,
@@ -139,8 +227,11 @@ TraceSize write_multimodal_trace(const std::string& path, const MultimodalSpec& 
                               path, labels);
   }
   const Workload w{search.sequences, mix.sequence_tokens};
-  labels.process_name = "tessera " + model.name + " monolithic on " + std::to_string(plan.backbone_gpus) +
-                        " GPUs, backbone " + plan_to_shorthand(plan.backbone_plan, w);
+  // A colocated plan's trace is its backbone pipeline (with the shared modules folded in); the
+  // own-layout modules' phases run before and after it.
+  labels.process_name = "tessera " + model.name + (plan.colocated ? " colocated (backbone pipeline)" : " monolithic") +
+                        " on " + std::to_string(plan.backbone_gpus) + " GPUs, backbone " +
+                        plan_to_shorthand(plan.backbone_plan, w);
   labels.schedule = plan.backbone_plan.vpp > 1 ? "interleaved" : "1f1b";
   return write_chrome_trace(monolithic_backbone_timeline(model, cluster, mix, r.gbs, plan), path, labels);
 }
@@ -154,6 +245,12 @@ std::string multimodal_megatron(const MultimodalSpec& model, const DataMix& mix,
   if (plan.disaggregated)
     throw Error("--emit", "the recommended plan is disaggregated, and Megatron-LM cannot express per-module GPU groups",
                 "--json for the per-module plans");
+  const bool own_layout = std::any_of(plan.modules.begin(), plan.modules.end(),
+                                      [](const ModulePlacement& m) { return m.own_layout; });
+  if (own_layout)
+    throw Error("--emit", "the recommended plan is colocated with an encoder on its own layout, which Megatron-LM "
+                          "cannot express",
+                "--json for the per-module layouts");
   return megatron_command_line(model.backbone().transformer, plan.backbone_plan,
                                Workload{search.sequences, mix.sequence_tokens});
 }
@@ -254,7 +351,7 @@ int run_multimodal_plan(const MultimodalRequest& r, const CommandOutput& io) {
   if (r.top < 1 || r.top > 100) throw Error("--top", "got " + std::to_string(r.top), "1 to 100 for multimodal plans");
   if (!r.emit.empty() && r.emit != "megatron")
     throw Error("--emit", "unknown format '" + r.emit + "' for a multimodal model", "megatron");
-  const MixedCluster mixed = load_mixed_cluster(r.cluster);
+  const MixedCluster mixed = load_mixed_cluster(r.cluster, r.links);
   if (mixed.pools.size() > 1) throw Error("--cluster", "multimodal plans need one GPU type", "GPU:COUNT or a one-pool cluster");
   const Cluster& cluster = mixed.pools.front();
   MultimodalOptions options;
@@ -292,6 +389,8 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
     double max_memory_gib = 0;
     bool json = false, quiet = false, cross_node_tp = false;
     FailureFlags failures;
+    LinkFlags links;
+    std::string compare_profile;
   };
   auto o = std::make_shared<Options>();
   sub->add_option("--model", o->model, "Zoo name, Tessera model JSON or HF config.json")->capture_default_str();
@@ -300,7 +399,8 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
   sub->add_option("--seq", o->seq, "Sequence length (default: the model's context)");
   sub->add_option("--top", o->top, "Plans to print")->capture_default_str();
   sub->add_option("--emit", o->emit,
-                  "Print only the best plan as megatron | torchtitan | json (multimodal: megatron, when monolithic is recommended)");
+                  "Print only the best plan as megatron | torchtitan | json (multimodal: megatron, when monolithic is "
+                  "recommended; several pools: rank-layout, when a cross-pool pipeline is)");
   sub->add_option("--fix", o->fix, "Pin degrees or switches, e.g. tp=8,recompute=full");
   sub->add_option("--framework", o->framework, "Search what this framework can run: megatron | torchtitan")->capture_default_str();
   sub->add_option("--max-memory-gib", o->max_memory_gib,
@@ -325,11 +425,36 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
   sub->add_flag("--async-ckpt", o->failures.async, "Failures: asynchronous checkpoint save (Megatron --async-save)");
   sub->add_flag("--no-fully-parallel-save", o->failures.no_fully_parallel,
                 "Failures: only the first data-parallel replica writes (Megatron --no-ckpt-fully-parallel-save)");
+  sub->add_option("--intra-node-gbps", o->links.intra_node_gbps,
+                  "Measured link: achieved bus bandwidth per GPU inside a node, Gbit/s (every pool)");
+  sub->add_option("--inter-node-gbps", o->links.inter_node_gbps,
+                  "Measured link: achieved bus bandwidth per GPU between nodes, Gbit/s (every pool)");
+  sub->add_option("--inter-pool-gbps", o->links.inter_pool_gbps,
+                  "Measured link: aggregate bandwidth between two pools, Gbit/s");
+  sub->add_option("--intra-node-latency-us", o->links.intra_node_latency_us,
+                  "Measured link: per-message latency inside a node, us (every pool)");
+  sub->add_option("--inter-node-latency-us", o->links.inter_node_latency_us,
+                  "Measured link: per-message latency between nodes, us (every pool)");
+  sub->add_option("--inter-pool-latency-us", o->links.inter_pool_latency_us,
+                  "Measured link: per-message latency between pools, us");
+  sub->add_option("--compare-profile", o->compare_profile,
+                  "Plan under this older profile's conditions too: both best plans and the cost of keeping the old one");
   commands.add(sub, [o, sub, &io = commands.output()]() {
     // NaN, inf and 1e-308 parse as doubles: a memory limit must be physical (physical_ranges.h).
     if (sub->get_option("--max-memory-gib")->count() > 0)
       require_in_range("--max-memory-gib", o->max_memory_gib, physical::kMinMemoryGib, physical::kMaxMemoryGib, "GiB");
     const bool failures_on = failures_requested(o->failures, *sub);
+    const LinkOverrides link_flags = link_overrides(o->links, *sub);
+    const bool comparing = !o->compare_profile.empty();
+    if (comparing) {
+      for (const auto& [other, set] :
+           {std::pair{"--emit", !o->emit.empty()}, {"--html", !o->html.empty()}, {"--failures", failures_on},
+            {"--top", sub->get_option("--top")->count() > 0},
+            {"--data or --trace (multimodal)", !o->data.empty() || !o->trace.empty() || is_multimodal_model(o->model)}})
+        if (set)
+          throw Error("--compare-profile", std::string("not available with ") + other,
+                      "a language model's plan, as text or --json (it reports the best plan of each side)");
+    }
     if (!o->html.empty()) {
       for (const auto& [other, set] : {std::pair{"--failures", failures_on}, {"--emit", !o->emit.empty()}})
         if (set) throw Error("--html", std::string("not available yet with ") + other, "a plan search on one GPU pool");
@@ -347,11 +472,11 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
       // Multimodal plans list the best of distinct backbone GPU counts: three unless asked.
       const std::int64_t top = sub->get_option("--top")->count() > 0 ? o->top : kDefaultMultimodalTop;
       return run_multimodal_plan({o->model, o->cluster, o->data, o->trace, o->fix, o->emit, o->html, o->gbs, o->seq,
-                                  top, o->seed, o->max_memory_gib, o->json},
+                                  top, o->seed, o->max_memory_gib, o->json, link_flags},
                                  io);
     }
     const ModelSpec model = load_model(o->model);
-    const MixedCluster mixed = load_mixed_cluster(o->cluster);
+    const MixedCluster mixed = load_mixed_cluster(o->cluster, link_flags);
     if (failures_on && mixed.pools.size() > 1)
       throw Error("--failures", "not available for a cluster of several pools", "one GPU type");
     const Cluster cluster = failures_on ? without_spares(mixed.pools.front(), o->failures.spare_nodes) : mixed.pools.front();
@@ -360,8 +485,11 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
     if (o->seq < 0) throw Error("--seq", "got " + std::to_string(o->seq), "a positive integer");
     w.validate();
     if (o->top < 1 || o->top > 1000) throw Error("--top", "got " + std::to_string(o->top), "1 to 1000");
-    if (!o->emit.empty() && o->emit != "megatron" && o->emit != "torchtitan" && o->emit != "json")
-      throw Error("--emit", "unknown format '" + o->emit + "'", "megatron, torchtitan, json");
+    if (!o->emit.empty() && o->emit != "megatron" && o->emit != "torchtitan" && o->emit != "json" &&
+        o->emit != "rank-layout")
+      throw Error("--emit", "unknown format '" + o->emit + "'", "megatron, torchtitan, json, rank-layout");
+    if (o->emit == "rank-layout" && mixed.pools.size() < 2)
+      throw Error("--emit", "rank-layout describes a pipeline across pools", "a cluster of several pools");
     PlanConstraints fix = parse_constraints(o->fix);
     if (o->framework == "torchtitan") fix.defaults.framework = TrainingFramework::torchtitan;
     else if (o->framework != "megatron") throw Error("--framework", "unknown framework '" + o->framework + "'", "megatron, torchtitan");
@@ -390,11 +518,23 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
         if (done == total) io.print_error("\n");
       };
     }
+    if (comparing)
+      return print_profile_comparison({model, o->cluster, mixed, w, fix, options, o->compare_profile, link_flags, o->json},
+                                      io);
     if (mixed.pools.size() > 1) {
-      if (!o->emit.empty()) throw Error("--emit", "not available for a cluster of several pools", "--json or the table");
+      if (!o->emit.empty() && o->emit != "rank-layout")
+        throw Error("--emit", "'" + o->emit + "' is not available for a cluster of several pools",
+                    "rank-layout (a cross-pool pipeline's ranks), or --json for each pool's Megatron arguments");
       if (!o->html.empty())
         throw Error("--html", "not available yet for a cluster of several pools", "a plan search on one GPU pool");
       const MixedPlan plan = search_mixed_plans(model, mixed, w, fix, options);
+      if (!o->emit.empty()) {
+        if (plan.strategy != MixedStrategy::cross_pool)
+          throw Error("--emit", std::string("the answer is ") + to_string(plan.strategy) + ", not a cross-pool pipeline",
+                      "--json (each pool's plan and Megatron arguments)");
+        io.print("{}\n", json_fields::to_text(cross_pool_layout_to_json(*plan.cross_pool, mixed), 2));
+        return 0;
+      }
       if (o->json) {
         auto j = mixed_plan_to_json(plan, mixed, model, w);
         j["schema_version"] = kSchemaVersion;

@@ -1,5 +1,6 @@
 #include "cost/cost_model.h"
 #include "cost/stage_memories.h"
+#include "cost/stage_slice_cost.h"
 
 #include <algorithm>
 #include <bit>
@@ -191,9 +192,14 @@ class IterationModel {
   // Cost of one micro-batch on virtual stage k (chunk k / pp of physical stage k % pp): its
   // layers, the embedding on the first, the output layer, loss and MTP modules on the last.
   StageCost chunk_cost(std::int64_t k) const {
+    return range_cost(split.virtual_stage_start(k), split.virtual_stage_layers(k), k == 0,
+                      k == split.virtual_stages - 1);
+  }
+
+  // Cost of one micro-batch through layers [start, start + length), with the embedding and / or
+  // the output layer, loss and MTP modules (a chunk, or a stage cut freely: stage_slice_cost.h).
+  StageCost range_cost(std::int64_t start, std::int64_t length, bool embedding, bool output_head) const {
     StageCost sc;
-    const std::int64_t start = split.virtual_stage_start(k);
-    const std::int64_t length = split.virtual_stage_layers(k);
     const std::int64_t moe = m.moe_layers_in(start, start + length);
     // Megatron's block method recomputes the first N layers of the chunk.
     const std::int64_t recomputed = partial ? std::min(p.recompute_layers, length) : length;
@@ -202,8 +208,8 @@ class IterationModel {
     add_layers(sc, dense_plain, static_cast<double>(length - moe - (recomputed - moe_recomputed)));
     add_layers(sc, moe_layer, static_cast<double>(moe_recomputed));
     add_layers(sc, moe_plain, static_cast<double>(moe - moe_recomputed));
-    if (k == 0) add_cost(sc, embed);
-    if (k == split.virtual_stages - 1) {
+    if (embedding) add_cost(sc, embed);
+    if (output_head) {
       add_cost(sc, head);
       add_mtp_modules(sc);
     }
@@ -547,6 +553,69 @@ Estimate estimate_with_timeline(const ModelSpec& model, const Cluster& cluster, 
 Estimate estimate_with_pipeline_inputs(const ModelSpec& model, const Cluster& cluster, const Plan& plan,
                                        const Workload& workload, PipelineInputs& inputs) {
   return estimate_with(model, cluster, plan, workload, PipelineModel::simulated, nullptr, &inputs);
+}
+
+}  // namespace tessera
+
+namespace tessera {
+
+// The IterationModel runs on a copy of the plan with pp = 1 (its Megatron split is then trivial
+// and never throws); memory terms use the plan as given (pp = the whole pipeline).
+struct StageSliceCoster::State {
+  State(const ModelSpec& model, const Cluster& cluster, const Plan& plan, const Workload& workload)
+      : m(model), c(cluster), p(plan), single(plan), w(workload), it(m, c, single_stage(single), w) {}
+  static const Plan& single_stage(Plan& plan) {
+    plan.pp = 1;
+    plan.vpp = 1;
+    plan.first_stage_layers = 0;
+    plan.last_stage_layers = 0;
+    return plan;
+  }
+  StageShape shape(const StageSlice& slice) const {
+    StageShape s;
+    s.layers = slice.layers;
+    s.moe_layers = m.moe_layers_in(slice.first_layer, slice.first_layer + slice.layers);
+    s.framework = p.framework;
+    s.has_embedding = slice.has_embedding;
+    s.has_output_head = slice.has_output_head;
+    s.recomputed_layers = p.recomputed_layers(slice.layers);
+    s.inflight_microbatches = slice.inflight_microbatches;
+    return s;
+  }
+  const ModelSpec m;
+  const Cluster c;
+  const Plan p;
+  Plan single;
+  const Workload w;
+  const IterationModel it;
+};
+
+StageSliceCoster::StageSliceCoster(const ModelSpec& model, const Cluster& cluster, const Plan& plan,
+                                   const Workload& workload)
+    : state_(std::make_unique<State>(model, cluster, plan, workload)) {}
+StageSliceCoster::~StageSliceCoster() = default;
+StageSliceCoster::StageSliceCoster(StageSliceCoster&&) noexcept = default;
+StageSliceCoster& StageSliceCoster::operator=(StageSliceCoster&&) noexcept = default;
+
+StageSliceCost StageSliceCoster::cost(const StageSlice& slice) const {
+  const State& s = *state_;
+  const StageCost sc = s.it.range_cost(slice.first_layer, slice.layers, slice.has_embedding, slice.has_output_head);
+  const StageShape shape = s.shape(slice);
+  const StageParameters params = stage_parameters(s.m, s.p, shape);
+  const DpTime dp = s.it.data_parallel_time(shape, params, sc);
+  StageSliceCost out;
+  out.forward_s = sc.fwd_s;
+  out.backward_s = sc.bwd_s;
+  out.dp_sync_s = dp.sync_s;
+  out.dp_other_s = dp.other_exposed_s;
+  out.optimizer_s = s.it.optimizer_time(params);
+  out.memory = stage_memory(s.m, s.p, s.w, shape, s.c.gpu);
+  return out;
+}
+
+double StageSliceCoster::memory_bytes(const StageSlice& slice) const {
+  const State& s = *state_;
+  return stage_memory(s.m, s.p, s.w, s.shape(slice), s.c.gpu).total();
 }
 
 }  // namespace tessera

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "balance/load_balance.h"
+#include "balance/per_batch_stream.h"
 
 namespace tessera {
 
@@ -42,5 +43,27 @@ struct BalanceReport {
 
 nlohmann::json balance_report_to_json(const BalanceReport& report);
 std::string balance_report_to_table(const BalanceReport& report);
+
+// `tessera balance --per-batch-cp`: the static plan against per-batch cp on one stream, as a table
+// or with --json one document
+//   {"schema_version", "kind": "per_batch_cp", "mixes": [{"name", "weight"}], "mix_per_sequence",
+//    "gpus", "gpus_per_node", "steps", "step_tokens", "seed", "model", "gpu", "recompute",
+//    "max_tokens_per_gpu", "microbatches", "samples", "tokens",
+//    "static": [{"cp", "time_s"}] (time_s null where a micro-batch does not fit), "best_static_cp",
+//    "static_time_s", "per_batch_time_s", "lower_bound_time_s", "static_tokens_per_s",
+//    "per_batch_tokens_per_s", "gain", "gain_bound", "heterogeneous_steps",
+//    "microbatches_at_cp": {"<cp>": count}, "decision_ms": {"mean", "p99", "max"}}
+struct PerBatchCpReport {
+  std::vector<WeightedMix> mixes;
+  bool mix_per_sequence = false;
+  std::int64_t gpus = 0, gpus_per_node = 0, steps = 0, step_tokens = 0;
+  std::uint64_t seed = 0;
+  std::string model, gpu, recompute;
+  std::int64_t max_tokens_per_gpu = 0;
+  PerBatchStreamResult result;
+};
+
+nlohmann::json per_batch_cp_report_to_json(const PerBatchCpReport& report);
+std::string per_batch_cp_report_to_table(const PerBatchCpReport& report);
 
 }  // namespace tessera

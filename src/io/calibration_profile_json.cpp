@@ -1,6 +1,11 @@
 #include "io/calibration_profile_json.h"
 
+#include <algorithm>
+
+#include "core/checks.h"
 #include "core/error.h"
+#include "core/units.h"
+#include "hardware/physical_ranges.h"
 #include "io/json_fields.h"
 
 namespace tessera {
@@ -39,6 +44,49 @@ nlohmann::json measurement_json(const MeasurementFit& m) {
           {"error_after_pct", m.error_after_pct()}};
 }
 
+// The node-tier fields of a links section, in file order.
+struct NodeLinkField {
+  const char* name;
+  std::optional<double> NodeLinkOverrides::*value;
+  bool latency;  // else a bandwidth
+};
+constexpr NodeLinkField kNodeLinkFields[] = {
+    {"intra_node_gbps", &NodeLinkOverrides::intra_node_gbps, false},
+    {"inter_node_gbps", &NodeLinkOverrides::inter_node_gbps, false},
+    {"intra_node_latency_us", &NodeLinkOverrides::intra_node_latency_us, true},
+    {"inter_node_latency_us", &NodeLinkOverrides::inter_node_latency_us, true},
+};
+
+void read_node_links(const nlohmann::json& j, const std::string& path, NodeLinkOverrides& out) {
+  for (const auto& f : kNodeLinkFields) {
+    if (!has(j, f.name)) continue;
+    const std::string field = path + "." + f.name;
+    const double value = get_number(j, f.name, path);
+    if (f.latency) require_node_latency_us(field, value);
+    else require_link_gbps(field, value);
+    out.*f.value = value;
+  }
+}
+
+void read_parameters(const nlohmann::json& g, const std::string& path, CalibratedGpu& gpu) {
+  if (!has(g, "parameters") || !g.at("parameters").is_object())
+    throw Error(path + ".parameters", "missing or not an object", "{\"gemm_efficiency\": 0.7, ...}");
+  for (const auto& [name, value] : g.at("parameters").items()) {
+    if (!find_calibration_parameter(name)) {
+      std::string names;
+      for (const auto& p : calibration_parameters()) names += (names.empty() ? "" : ", ") + std::string(p.name);
+      throw Error(path + ".parameters." + name, "unknown parameter", names);
+    }
+    gpu.parameters[name] = get_number(g.at("parameters"), name.c_str(), path + ".parameters");
+  }
+}
+
+LinkTier with_measured(LinkTier tier, const std::optional<double>& gbps, const std::optional<double>& latency_us) {
+  if (gbps) tier.bandwidth_bytes_per_s = units::gbps_to_bytes_per_s(*gbps);
+  if (latency_us) tier.latency_s = *latency_us * units::kMicrosecond;
+  return tier;
+}
+
 }  // namespace
 
 nlohmann::json profile_to_json(const CalibrationProfile& profile, const ProfileInputs& inputs) {
@@ -62,7 +110,8 @@ nlohmann::json profile_to_json(const CalibrationProfile& profile, const ProfileI
 LoadedProfile profile_from_json(const nlohmann::json& j, const std::string& file) {
   const std::string root = "profile";
   require_object(j, root);
-  reject_unknown_keys(j, root, {"schema_version", "kind", "gpus", "fitted_on", "parameters", "measurements", "summary"});
+  reject_unknown_keys(j, root,
+                      {"schema_version", "kind", "gpus", "links", "fitted_on", "parameters", "measurements", "summary"});
   if (const std::string kind = get_string(j, "kind", root); kind != kProfileKind)
     throw Error(root + ".kind", "got '" + kind + "'", kProfileKind);
   if (get_int(j, "schema_version", root) != kProfileSchemaVersion)
@@ -76,21 +125,15 @@ LoadedProfile profile_from_json(const nlohmann::json& j, const std::string& file
     const auto& g = j.at("gpus")[i];
     const std::string path = root + ".gpus[" + std::to_string(i) + "]";
     require_object(g, path);
-    reject_unknown_keys(g, path, {"key", "parameters"});
+    reject_unknown_keys(g, path, {"key", "parameters", "links"});
     CalibratedGpu gpu;
     gpu.key = get_string(g, "key", path);
-    if (!has(g, "parameters") || !g.at("parameters").is_object())
-      throw Error(path + ".parameters", "missing or not an object", "{\"gemm_efficiency\": 0.7, ...}");
-    for (const auto& [name, value] : g.at("parameters").items()) {
-      if (!find_calibration_parameter(name)) {
-        std::string names;
-        for (const auto& p : calibration_parameters()) names += (names.empty() ? "" : ", ") + std::string(p.name);
-        throw Error(path + ".parameters." + name, "unknown parameter", names);
-      }
-      gpu.parameters[name] = get_number(g.at("parameters"), name.c_str(), path + ".parameters");
-    }
+    // An entry that only measures links may leave its parameters out.
+    if (has(g, "parameters") || !has(g, "links")) read_parameters(g, path, gpu);
+    if (has(g, "links")) gpu.links = node_links_from_json(g.at("links"), path + ".links");
     out.gpus.push_back(std::move(gpu));
   }
+  if (has(j, "links")) out.links = links_from_json(j.at("links"), root + ".links");
   if (has(j, "fitted_on") && j.at("fitted_on").is_object()) {
     const auto& f = j.at("fitted_on");
     out.inputs.runs = static_cast<std::size_t>(get_int_or(f, "runs", root + ".fitted_on", 0));
@@ -114,6 +157,89 @@ GpuSpec apply_profile(const GpuSpec& gpu, const LoadedProfile& profile) {
   return out;
 }
 
+bool LoadedProfile::has_links() const {
+  return !links.empty() || std::any_of(gpus.begin(), gpus.end(), [](const CalibratedGpu& g) { return !g.links.empty(); });
+}
+
+void require_link_gbps(const std::string& field, double gbps) {
+  require_in_range(field, gbps, physical::kMinBandwidthGbps, physical::kMaxBandwidthGbps, "Gbit/s");
+}
+
+void require_node_latency_us(const std::string& field, double latency_us) {
+  require_in_range(field, latency_us, physical::kMinFixedTimeS / units::kMicrosecond,
+                   physical::kMaxFixedTimeS / units::kMicrosecond, "us");
+}
+
+void require_inter_pool_latency_us(const std::string& field, double latency_us) {
+  require_in_range(field, latency_us, physical::kMinFixedTimeS / units::kMicrosecond,
+                   kMaxInterPoolLatencyS / units::kMicrosecond, "us");
+}
+
+NodeLinkOverrides overlaid(NodeLinkOverrides base, const NodeLinkOverrides& top) {
+  for (const auto& f : kNodeLinkFields)
+    if (top.*f.value) base.*f.value = top.*f.value;
+  return base;
+}
+
+NodeLinkOverrides profile_node_links(const LoadedProfile& profile, const std::string& gpu_key) {
+  NodeLinkOverrides links = profile.links.every_pool;
+  for (const auto& g : profile.gpus)
+    if (g.key == gpu_key) links = overlaid(links, g.links);
+  return links;
+}
+
+Cluster with_node_links(Cluster cluster, const NodeLinkOverrides& links) {
+  cluster.intra_node = with_measured(cluster.intra_node, links.intra_node_gbps, links.intra_node_latency_us);
+  cluster.inter_node = with_measured(cluster.inter_node, links.inter_node_gbps, links.inter_node_latency_us);
+  cluster.validate();
+  return cluster;
+}
+
+void set_inter_pool_links(MixedCluster& cluster, const LinkOverrides& links) {
+  if (cluster.pools.size() < 2) return;
+  cluster.inter_pool = with_measured(cluster.inter_pool, links.inter_pool_gbps, links.inter_pool_latency_us);
+}
+
+nlohmann::json node_links_to_json(const NodeLinkOverrides& links) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& f : kNodeLinkFields)
+    if (links.*f.value) out[f.name] = *(links.*f.value);
+  return out;
+}
+
+nlohmann::json links_to_json(const LinkOverrides& links) {
+  nlohmann::json out = node_links_to_json(links.every_pool);
+  if (links.inter_pool_gbps) out["inter_pool_gbps"] = *links.inter_pool_gbps;
+  if (links.inter_pool_latency_us) out["inter_pool_latency_us"] = *links.inter_pool_latency_us;
+  return out;
+}
+
+NodeLinkOverrides node_links_from_json(const nlohmann::json& j, const std::string& path) {
+  require_object(j, path);
+  reject_unknown_keys(j, path, {"intra_node_gbps", "inter_node_gbps", "intra_node_latency_us", "inter_node_latency_us"});
+  NodeLinkOverrides out;
+  read_node_links(j, path, out);
+  return out;
+}
+
+LinkOverrides links_from_json(const nlohmann::json& j, const std::string& path) {
+  require_object(j, path);
+  reject_unknown_keys(j, path,
+                      {"intra_node_gbps", "inter_node_gbps", "intra_node_latency_us", "inter_node_latency_us",
+                       "inter_pool_gbps", "inter_pool_latency_us"});
+  LinkOverrides out;
+  read_node_links(j, path, out.every_pool);
+  if (has(j, "inter_pool_gbps")) {
+    out.inter_pool_gbps = get_number(j, "inter_pool_gbps", path);
+    require_link_gbps(path + ".inter_pool_gbps", *out.inter_pool_gbps);
+  }
+  if (has(j, "inter_pool_latency_us")) {
+    out.inter_pool_latency_us = get_number(j, "inter_pool_latency_us", path);
+    require_inter_pool_latency_us(path + ".inter_pool_latency_us", *out.inter_pool_latency_us);
+  }
+  return out;
+}
+
 }  // namespace tessera
 
 namespace tessera {
@@ -121,18 +247,33 @@ namespace tessera {
 nlohmann::json profile_note_json(const LoadedProfile& profile) {
   nlohmann::json keys = nlohmann::json::array();
   for (const auto& g : profile.gpus) keys.push_back(g.key);
-  return {{"file", profile.file},
-          {"gpus", keys},
-          {"fitted_on",
-           {{"runs", profile.inputs.runs}, {"collectives", profile.inputs.collectives}, {"gemms", profile.inputs.gemms}}}};
+  nlohmann::json note = {
+      {"file", profile.file},
+      {"gpus", keys},
+      {"fitted_on",
+       {{"runs", profile.inputs.runs}, {"collectives", profile.inputs.collectives}, {"gemms", profile.inputs.gemms}}}};
+  if (profile.has_links()) {
+    note["links"] = links_to_json(profile.links);
+    note["gpu_links"] = nlohmann::json::object();
+    for (const auto& g : profile.gpus)
+      if (!g.links.empty()) note["gpu_links"][g.key] = node_links_to_json(g.links);
+  }
+  return note;
 }
 
 std::string profile_note_text(const LoadedProfile& profile) {
   std::string keys;
   for (const auto& g : profile.gpus) keys += (keys.empty() ? "" : ", ") + g.key;
+  std::string links;
+  if (profile.has_links()) {
+    links = "; measured links";
+    if (!profile.links.empty()) links += " " + json_fields::to_text(links_to_json(profile.links));
+    for (const auto& g : profile.gpus)
+      if (!g.links.empty()) links += " " + g.key + " " + json_fields::to_text(node_links_to_json(g.links));
+  }
   return "calibration profile " + profile.file + " applied to " + (keys.empty() ? "no GPU" : keys) + " (fitted on " +
          std::to_string(profile.inputs.runs) + " runs, " + std::to_string(profile.inputs.collectives) +
-         " collective rows, " + std::to_string(profile.inputs.gemms) + " GEMMs)\n";
+         " collective rows, " + std::to_string(profile.inputs.gemms) + " GEMMs)" + links + "\n";
 }
 
 }  // namespace tessera

@@ -163,13 +163,17 @@ ScopedProfile::ScopedProfile(LoadedProfile profile) {
       throw Error(field + " (" + profile.file + ")", e.what(), "a profile written by tessera calibrate");
     }
   }
-  profile_overlay().profile = std::move(profile);
-  profile_overlay().calibrated.clear();
+  ProfileOverlay& overlay = profile_overlay();
+  outer_profile_ = std::move(overlay.profile);
+  outer_calibrated_ = std::move(overlay.calibrated);  // a deque's move keeps its elements in place
+  overlay.profile = std::move(profile);
+  overlay.calibrated.clear();
 }
 
 ScopedProfile::~ScopedProfile() {
-  profile_overlay().profile.reset();
-  profile_overlay().calibrated.clear();
+  ProfileOverlay& overlay = profile_overlay();
+  overlay.profile = std::move(outer_profile_);
+  overlay.calibrated = std::move(outer_calibrated_);
 }
 
 const LoadedProfile* active_profile() {
@@ -237,6 +241,13 @@ GpuSpec cluster_gpu(const nlohmann::json& j, const std::string& origin) {
   return inline_gpu;
 }
 
+// The cluster with the active profile's measured links for its GPU (unchanged without a profile).
+Cluster with_profile_links(Cluster cluster) {
+  const LoadedProfile* profile = active_profile();
+  if (profile == nullptr) return cluster;
+  return with_node_links(std::move(cluster), profile_node_links(*profile, cluster.gpu.key));
+}
+
 // A bandwidth written in the cluster file, checked where it is read so the error names the
 // field the user wrote (not the GPU field it overrides).
 double cluster_bandwidth(const nlohmann::json& j, const char* key, const std::string& unit) {
@@ -267,7 +278,7 @@ Cluster cluster_from_json(const nlohmann::json& j, const std::string& origin) {
     count = nodes * per_node;
   }
   const double network = has(j, "network_gbps_per_gpu") ? cluster_bandwidth(j, "network_gbps_per_gpu", "Gbit/s") : 0.0;
-  return make_cluster(gpu, count, per_node, network);
+  return with_profile_links(make_cluster(gpu, count, per_node, network));
 }
 
 Cluster load_cluster(const std::string& text) {
@@ -286,10 +297,10 @@ Cluster load_cluster(const std::string& text) {
     throw Error("cluster", "'" + text + "' is neither GPU:COUNT nor a file",
                 "GPU:COUNT with GPU one of " + all_gpu_keys() + ", or a cluster JSON path");
   const GpuSpec& gpu = find_gpu(text.substr(0, colon));
-  return make_cluster(gpu, parse_integer(text.substr(colon + 1), "cluster.gpus"));
+  return with_profile_links(make_cluster(gpu, parse_integer(text.substr(colon + 1), "cluster.gpus")));
 }
 
-MixedCluster load_mixed_cluster(const std::string& text) {
+MixedCluster load_mixed_cluster(const std::string& text, const LinkOverrides& links) {
   MixedCluster mixed;
   std::error_code ec;
   double inter_pool_gbps = 0;
@@ -316,6 +327,7 @@ MixedCluster load_mixed_cluster(const std::string& text) {
       start = plus + 1;
     }
   }
+  for (auto& pool : mixed.pools) pool = with_node_links(std::move(pool), links.every_pool);
   if (mixed.pools.size() > 1) {
     if (inter_pool_gbps > 0) {
       mixed.inter_pool.bandwidth_bytes_per_s = units::gbps_to_bytes_per_s(inter_pool_gbps);
@@ -331,7 +343,9 @@ MixedCluster load_mixed_cluster(const std::string& text) {
     // A message between pools crosses both pools' networks: the slower one's latency bounds it.
     mixed.inter_pool.latency_s = 0;
     for (const auto& pool : mixed.pools)
-      mixed.inter_pool.latency_s = std::max(mixed.inter_pool.latency_s, pool.gpu.network_latency_s);
+      mixed.inter_pool.latency_s = std::max(mixed.inter_pool.latency_s, pool.inter_node.latency_s);
+    if (const LoadedProfile* profile = active_profile()) set_inter_pool_links(mixed, profile->links);
+    set_inter_pool_links(mixed, links);
   }
   mixed.validate();
   return mixed;

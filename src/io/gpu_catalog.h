@@ -2,6 +2,8 @@
 // start-up), and cluster descriptions: the --cluster shorthand "gpu-key:count" or a cluster JSON.
 #pragma once
 
+#include <deque>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,12 +38,21 @@ void clear_user_gpus();            // for tests: forget every registered GPU
 // (calibration_profile_json.h). Thread-local, so concurrent Python calls with different profiles
 // do not see each other's; the planner's worker threads get clusters by value. Throws Error
 // ("profile.gpus[i].key") when a profile names an unknown GPU or gives a value its range refuses.
+// A profile's measured links replace the link tiers of every cluster loaded in the scope
+// (load_cluster, cluster_from_json, load_mixed_cluster). A scope opened inside another replaces
+// it (the catalog with the inner profile, not both) until it closes, then the outer one is in force
+// again: plan --compare-profile plans under the old profile inside the --profile scope.
 class ScopedProfile {
  public:
   explicit ScopedProfile(LoadedProfile profile);
   ~ScopedProfile();
   ScopedProfile(const ScopedProfile&) = delete;
   ScopedProfile& operator=(const ScopedProfile&) = delete;
+
+ private:
+  // The scope this one replaced, restored when it closes.
+  std::optional<LoadedProfile> outer_profile_;
+  std::deque<GpuSpec> outer_calibrated_;
 };
 // The profile in force on this thread, or nullptr.
 const LoadedProfile* active_profile();
@@ -56,7 +67,10 @@ Cluster cluster_from_json(const nlohmann::json& j, const std::string& origin = "
 
 // Pools of different GPUs: "h100-sxm-80gb:64+a100-sxm-80gb:128" (pools joined at the smaller
 // pool's total NIC bandwidth) or a JSON file {"pools": [<cluster objects>], "inter_pool_gbps": N}
-// with N the aggregate Gbit/s between two pools. A plain cluster is one pool.
-MixedCluster load_mixed_cluster(const std::string& shorthand_or_path);
+// with N the aggregate Gbit/s between two pools. A plain cluster is one pool. Measured links
+// replace the tiers in this order, last wins: the active profile's, then `links` (plan's link
+// flags: node tiers of every pool, the inter-pool link). The inter-pool link a file does not give
+// is derived from the pools' tiers after their overrides.
+MixedCluster load_mixed_cluster(const std::string& shorthand_or_path, const LinkOverrides& links = {});
 
 }  // namespace tessera

@@ -1,5 +1,7 @@
 #include "io/multimodal_report.h"
 
+#include <vector>
+
 #include <fmt/core.h>
 
 #include "core/units.h"
@@ -15,15 +17,22 @@ nlohmann::json module_plan_to_json(const ModulePlacement& m, const MultimodalPla
   return {{"tp", m.plan.tp}, {"dp", m.plan.dp}, {"recompute", to_string(m.plan.recompute)}};
 }
 
+const char* plan_strategy(const MultimodalPlan& p) {
+  return p.disaggregated ? "disaggregated" : p.colocated ? "colocated" : "monolithic";
+}
+
 nlohmann::json plan_json(const MultimodalPlan& p, const MultimodalSpec& model, const Workload& w) {
   nlohmann::json modules = nlohmann::json::array();
-  for (const auto& m : p.modules)
-    modules.push_back({{"name", m.name},
-                       {"role", to_string(m.role)},
-                       {"gpus", m.gpus},
-                       {"plan", module_plan_to_json(m, p, w)},
-                       {"busy_s", m.busy_s}});
-  nlohmann::json out = {{"strategy", p.disaggregated ? "disaggregated" : "monolithic"},
+  for (const auto& m : p.modules) {
+    nlohmann::json module = {{"name", m.name},
+                             {"role", to_string(m.role)},
+                             {"gpus", m.gpus},
+                             {"plan", module_plan_to_json(m, p, w)},
+                             {"busy_s", m.busy_s}};
+    if (p.colocated) module["own_layout"] = m.own_layout;
+    modules.push_back(module);
+  }
+  nlohmann::json out = {{"strategy", plan_strategy(p)},
           {"plan", plan_to_json(p.backbone_plan, w)},
           {"iteration_time_s", p.iteration_time_s},
           {"mfu", p.mfu},
@@ -34,6 +43,10 @@ nlohmann::json plan_json(const MultimodalPlan& p, const MultimodalSpec& model, c
           {"gpus_used", p.gpus_used},
           {"gpus_idle", p.gpus_idle},
           {"modules", modules}};
+  if (p.colocated) {
+    out["module_phases_s"] = p.module_phases_s;
+    out["boundary_s"] = p.boundary_s;
+  }
   add_megatron_args(out, model.backbone().transformer, p.backbone_plan, w);
   return out;
 }
@@ -41,7 +54,9 @@ nlohmann::json plan_json(const MultimodalPlan& p, const MultimodalSpec& model, c
 std::string module_text(const ModulePlacement& m, const MultimodalPlan& p, const Workload& w) {
   if (m.role == ModuleRole::backbone) return plan_to_shorthand(p.backbone_plan, w);
   if (m.gpus == 0) return "idle (no work in this mix)";
-  return fmt::format("tp={},dp={},recompute={}", m.plan.tp, m.plan.dp, to_string(m.plan.recompute));
+  const std::string layout = fmt::format("tp={},dp={},recompute={}", m.plan.tp, m.plan.dp, to_string(m.plan.recompute));
+  if (!p.colocated) return layout;
+  return layout + (m.own_layout ? " (own layout, its own phases)" : " (the backbone's layout, in its stage)");
 }
 
 std::string strategy_name(const MultimodalSearch& s, MultimodalStrategy strategy) {
@@ -49,9 +64,15 @@ std::string strategy_name(const MultimodalSearch& s, MultimodalStrategy strategy
     case MultimodalStrategy::disaggregated: return "disaggregated";
     case MultimodalStrategy::monolithic: return "monolithic";
     case MultimodalStrategy::monolithic_subset: return "monolithic on " + std::to_string(s.subset_gpus) + " GPUs";
+    case MultimodalStrategy::colocated: return "colocated";
     case MultimodalStrategy::none: break;
   }
   return "none";
+}
+
+// The runner-up's step time over the winner's, less one (0 for a tie); absent with one strategy.
+double margin_over_runner_up(const MultimodalSearch& s, const std::vector<MultimodalStrategy>& ranked) {
+  return strategy_plan(s, ranked[1]).iteration_time_s / strategy_plan(s, ranked[0]).iteration_time_s - 1.0;
 }
 
 }  // namespace
@@ -78,7 +99,12 @@ nlohmann::json multimodal_search_to_json(const MultimodalSearch& s, const Multim
   out["recommended"] = strategy_name(s, chosen);
   out["recommended_plan"] =
       chosen == MultimodalStrategy::none ? nlohmann::json(nullptr) : plan_json(strategy_plan(s, chosen), model, w);
+  const std::vector<MultimodalStrategy> ranked = ranked_strategies(s);
+  out["runner_up"] = ranked.size() > 1 ? nlohmann::json(strategy_name(s, ranked[1])) : nlohmann::json(nullptr);
+  out["margin_over_runner_up"] =
+      ranked.size() > 1 ? nlohmann::json(margin_over_runner_up(s, ranked)) : nlohmann::json(nullptr);
   out["baseline_monolithic"] = s.monolithic_found ? plan_json(s.monolithic, model, w) : nlohmann::json(nullptr);
+  out["colocated"] = s.colocated_found ? plan_json(s.colocated, model, w) : nlohmann::json(nullptr);
   if (s.monolithic_found && !s.plans.empty())
     out["speedup_over_monolithic"] = s.monolithic.iteration_time_s / s.plans.front().iteration_time_s;
   if (s.subset_gpus > 0) {
@@ -109,7 +135,14 @@ std::string multimodal_search_to_table(const MultimodalSearch& s, const Multimod
   };
   // The recommended strategy first (its line, then its block), then the others in search order.
   const MultimodalStrategy chosen = recommended_strategy(s);
-  out += "recommended: " + strategy_name(s, chosen) + "\n\n";
+  out += "recommended: " + strategy_name(s, chosen) + "\n";
+  const std::vector<MultimodalStrategy> ranked = ranked_strategies(s);
+  if (ranked.size() > 1)
+    out += fmt::format("winner {} by {:.1f}% over the runner-up, {} ({:.3f} vs {:.3f} s/step)\n",
+                       strategy_name(s, ranked[0]), 100.0 * margin_over_runner_up(s, ranked),
+                       strategy_name(s, ranked[1]), strategy_plan(s, ranked[0]).iteration_time_s,
+                       strategy_plan(s, ranked[1]).iteration_time_s);
+  out += "\n";
   const std::string subset_title = fmt::format("monolithic on {} GPUs", s.subset_gpus);
   auto strategy_block = [&](MultimodalStrategy strategy) {
     switch (strategy) {
@@ -125,6 +158,15 @@ std::string multimodal_search_to_table(const MultimodalSearch& s, const Multimod
       case MultimodalStrategy::monolithic_subset:
         if (s.monolithic_subset_found) block(subset_title.c_str(), s.monolithic_subset);
         break;
+      case MultimodalStrategy::colocated:
+        if (s.colocated_found) {
+          block("colocated (every GPU, per-module layouts)", s.colocated);
+          out += fmt::format("  own-layout phases {:.3f} s, boundary reshapes {:.3f} s per step\n",
+                             s.colocated.module_phases_s, s.colocated.boundary_s);
+        } else {
+          out += "colocated: no layout fits\n";
+        }
+        break;
       case MultimodalStrategy::none:
         break;
     }
@@ -133,8 +175,8 @@ std::string multimodal_search_to_table(const MultimodalSearch& s, const Multimod
     strategy_block(chosen);
     out += "\n";
   }
-  for (MultimodalStrategy other :
-       {MultimodalStrategy::disaggregated, MultimodalStrategy::monolithic, MultimodalStrategy::monolithic_subset})
+  for (MultimodalStrategy other : {MultimodalStrategy::disaggregated, MultimodalStrategy::monolithic,
+                                   MultimodalStrategy::monolithic_subset, MultimodalStrategy::colocated})
     if (other != chosen) strategy_block(other);
   out += fmt::format("\nbackbone alone (text only) on every GPU: MFU {:.1f}%\n", 100.0 * s.backbone_only_mfu);
   if (s.subset_gpus > 0)
@@ -151,6 +193,9 @@ std::string multimodal_search_to_table(const MultimodalSearch& s, const Multimod
                          s.subset_gpus, s.monolithic_subset.iteration_time_s / d.iteration_time_s,
                          s.backbone_only_subset_mfu > 0 ? d.mfu / s.backbone_only_subset_mfu : 0.0);
   }
+  if (s.colocated_found && s.monolithic_found)
+    out += fmt::format("colocated vs monolithic on every GPU: {:.2f}x the step rate\n",
+                       s.monolithic.iteration_time_s / s.colocated.iteration_time_s);
   return out;
 }
 

@@ -1,5 +1,8 @@
 // The multimodal planner's output: a table for people, and the planner's JSON document with each
-// plan's module groups, the monolithic baseline and the backbone-only MFU.
+// plan's module groups, the monolithic baseline, the colocated plan ("colocated": its modules'
+// "own_layout", "module_phases_s", "boundary_s"), the backbone-only MFU, and the winner with its
+// margin over the runner-up ("runner_up", "margin_over_runner_up": the runner-up's step time over
+// the winner's, less one; null with fewer than two strategies).
 #pragma once
 
 #include <string>

@@ -11,6 +11,7 @@
 #include "io/integer_text.h"
 #include "io/json_fields.h"
 #include "io/accuracy_classes.h"
+#include "io/cross_pool_plan_json.h"
 #include "io/estimate_report.h"
 #include "io/megatron_args_json.h"
 #include "io/plan_text.h"
@@ -332,6 +333,50 @@ std::string goodput_ranking_to_table(const GoodputRanking& r, const PlanSearch& 
   return out;
 }
 
+namespace {
+
+nlohmann::json cross_pool_to_json(const MixedPlan& m, const MixedCluster& cluster) {
+  if (!m.cross_pool) return nullptr;
+  const CrossPoolPlan& plan = *m.cross_pool;
+  const CrossPoolEstimate& e = m.cross_pool_estimate;
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& st : e.stages)
+    stages.push_back({{"pool", st.pool},
+                      {"gpu", cluster.pools[st.pool].gpu.key},
+                      {"tp", st.tp},
+                      {"first_layer", st.first_layer},
+                      {"layers", st.layers},
+                      {"forward_s", st.forward_s},
+                      {"backward_s", st.backward_s},
+                      {"dp_sync_s", st.dp_sync_s},
+                      {"peak_memory_gib", st.peak_memory_bytes / units::kGiB},
+                      {"usable_memory_gib", st.usable_memory_bytes / units::kGiB},
+                      {"fits", st.fits}});
+  return {{"iteration_time_s", e.iteration_time_s},
+          {"tokens_per_s", e.tokens_per_s},
+          {"mfu", e.mfu},
+          {"dp", plan.base.dp},
+          {"micro_batch", plan.base.micro_batch},
+          {"recompute", to_string(plan.base.recompute)},
+          {"zero", to_string(plan.base.zero)},
+          {"pipeline_s", e.pipeline_s},
+          {"bubble_s", e.bubble_s},
+          {"dp_sync_s", e.dp_sync_s},
+          {"tail_s", e.tail_s},
+          {"boundary_p2p_s", e.boundary_p2p_s},
+          {"segments", cross_pool_segments_to_json(plan, cluster)},
+          {"stages", stages},
+          {"rank_layout", cross_pool_layout_to_json(plan, cluster)},
+          {"evaluated", m.cross_pool_evaluated},
+          {"simulated", m.cross_pool_simulated}};
+}
+
+double ratio_or_zero(double numerator, double denominator) {
+  return numerator > 0 && denominator > 0 ? numerator / denominator : 0.0;
+}
+
+}  // namespace
+
 nlohmann::json mixed_plan_to_json(const MixedPlan& m, const MixedCluster& cluster, const ModelSpec& model,
                                   const Workload& w) {
   nlohmann::json pools = nlohmann::json::array();
@@ -349,25 +394,26 @@ nlohmann::json mixed_plan_to_json(const MixedPlan& m, const MixedCluster& cluste
   }
   nlohmann::json left = nlohmann::json::array();
   for (auto p : m.left_out) left.push_back({{"pool", p}, {"gpu", cluster.pools[p].gpu.key}});
-  return {{"iteration_time_s", m.iteration_time_s},
+  return {{"strategy", to_string(m.strategy)},
+          {"iteration_time_s", m.iteration_time_s},
           {"tokens_per_s", m.tokens_per_s},
+          {"replica_time_s", m.replica_time_s},
           {"cross_pool_sync_s", m.sync_time_s},
           {"pools", pools},
+          {"cross_pool", cross_pool_to_json(m, cluster)},
           {"left_out", left},
           {"best_single_pool", {{"pool", m.best_single_pool},
                                 {"gpu", cluster.pools[m.best_single_pool].gpu.key},
                                 {"iteration_time_s", m.best_single_time_s}}},
-          {"speedup_over_best_single_pool",
-           m.iteration_time_s > 0 && m.best_single_time_s > 0 ? m.best_single_time_s / m.iteration_time_s : 0.0},
+          {"speedup_over_best_single_pool", ratio_or_zero(m.best_single_time_s, m.iteration_time_s)},
+          {"speedup_over_whole_replicas", ratio_or_zero(m.replica_time_s, m.iteration_time_s)},
           {"search_time_s", m.search_time_s}};
 }
 
-std::string mixed_plan_to_table(const MixedPlan& m, const MixedCluster& cluster, const ModelSpec&,
-                                const Workload& w) {
+namespace {
+
+std::string replica_lines(const MixedPlan& m, const MixedCluster& cluster) {
   std::string out;
-  if (m.pools.empty()) return "no plan fits on any pool or combination of pools\n";
-  out += fmt::format("iteration time {:.3f} s over {} pool(s) ({:.0f} tokens/s), searched in {:.2f} s\n",
-                     m.iteration_time_s, m.pools.size(), m.tokens_per_s, m.search_time_s);
   for (const auto& a : m.pools) {
     const Cluster& c = cluster.pools[a.pool];
     out += fmt::format("  pool {} ({} x {}): {} sequences, {}, {:.3f} s, {:.1f} GiB\n", a.pool, c.gpus(), c.gpu.key,
@@ -375,16 +421,77 @@ std::string mixed_plan_to_table(const MixedPlan& m, const MixedCluster& cluster,
                        a.plan.estimate.peak_memory_bytes / units::kGiB);
   }
   if (m.pools.size() > 1) out += fmt::format("  cross-pool gradient sync {:.3f} s\n", m.sync_time_s);
+  return out;
+}
+
+std::string cross_pool_lines(const MixedPlan& m, const MixedCluster& cluster) {
+  const CrossPoolPlan& plan = *m.cross_pool;
+  const CrossPoolEstimate& e = m.cross_pool_estimate;
+  std::string out = fmt::format("  dp={} mb={} recompute={} zero={}; bubble {:.3f} s, pool boundary {:.1f} ms per "
+                                "micro-batch; {} candidates bounded, {} simulated\n",
+                                plan.base.dp, plan.base.micro_batch, to_string(plan.base.recompute),
+                                to_string(plan.base.zero), e.bubble_s, 1e3 * e.boundary_p2p_s, m.cross_pool_evaluated,
+                                m.cross_pool_simulated);
+  std::size_t stage = 0;
+  for (const auto& seg : plan.segments) {
+    const Cluster& c = cluster.pools[seg.pool];
+    double fwd_bwd = 0, peak = 0;
+    for (std::int64_t i = 0; i < seg.stages; ++i, ++stage) {
+      fwd_bwd = std::max(fwd_bwd, e.stages[stage].forward_s + e.stages[stage].backward_s);
+      peak = std::max(peak, e.stages[stage].peak_memory_bytes);
+    }
+    out += fmt::format("  stages on pool {} ({} x {}): {} stage{} x tp={} x dp={}, {}, {} layers ({:.1f} per stage), "
+                       "{:.1f} ms per micro-batch, {:.1f} of {:.1f} GiB\n",
+                       seg.pool, c.gpus(), c.gpu.key, seg.stages, seg.stages == 1 ? "" : "s", seg.tp, plan.base.dp,
+                       segment_precision_text(seg), seg.layers,
+                       static_cast<double>(seg.layers) / static_cast<double>(seg.stages), 1e3 * fwd_bwd,
+                       peak / units::kGiB, c.gpu.usable_memory_gib);
+  }
+  return out;
+}
+
+// Which strategy wins and by how much over the others found.
+std::string verdict_line(const MixedPlan& m) {
+  if (m.strategy == MixedStrategy::cross_pool)
+    return m.replica_time_s > 0
+               ? fmt::format("cross-pool pipeline wins: {:.3f} s vs {:.3f} s with whole replicas per pool ({:.2f}x)\n",
+                             m.iteration_time_s, m.replica_time_s, m.replica_time_s / m.iteration_time_s)
+               : "cross-pool pipeline wins: no whole replica fits any pool or combination of pools\n";
+  if (m.cross_pool)
+    return fmt::format("whole replicas per pool win: the best cross-pool pipeline takes {:.3f} s ({:.2f}x slower)\n",
+                       m.cross_pool_estimate.iteration_time_s, m.cross_pool_estimate.iteration_time_s / m.iteration_time_s);
+  return "no cross-pool pipeline fits\n";
+}
+
+}  // namespace
+
+std::string mixed_plan_to_table(const MixedPlan& m, const MixedCluster& cluster, const ModelSpec&,
+                                const Workload&) {
+  if (m.strategy == MixedStrategy::none) return "no plan fits on any pool, combination of pools or pipeline across pools\n";
+  const bool cross = m.strategy == MixedStrategy::cross_pool;
+  std::string out = fmt::format("iteration time {:.3f} s, {} ({:.0f} tokens/s), searched in {:.2f} s\n",
+                                m.iteration_time_s,
+                                cross ? fmt::format("one pipeline across {} pools", m.cross_pool->segments.size())
+                                      : fmt::format("whole replicas on {} pool(s)", m.pools.size()),
+                                m.tokens_per_s, m.search_time_s);
+  if (cross) {
+    out += cross_pool_lines(m, cluster);
+  } else {
+    out += replica_lines(m, cluster);
+  }
   for (auto p : m.left_out)
     out += fmt::format("  pool {} ({} x {}) left out: it would slow the job down\n", p, cluster.pools[p].gpus(),
                        cluster.pools[p].gpu.key);
+  out += verdict_line(m);
+  if (cross && !m.pools.empty()) out += "whole replicas per pool:\n" + replica_lines(m, cluster);
+  if (!cross && m.cross_pool) out += "best cross-pool pipeline:\n" + cross_pool_lines(m, cluster);
   if (m.best_single_time_s > 0)
     out += fmt::format("best single pool: pool {} ({}) alone takes {:.3f} s: {:.2f}x {}\n", m.best_single_pool,
                        cluster.pools[m.best_single_pool].gpu.key, m.best_single_time_s,
-                       m.best_single_time_s / m.iteration_time_s, m.pools.size() > 1 ? "faster mixed" : "(the plan above)");
+                       m.best_single_time_s / m.iteration_time_s,
+                       m.strategy == MixedStrategy::single_pool ? "(the plan above)" : "faster mixed");
   else
     out += "no single pool can run the whole batch alone\n";
-  (void)w;
   return out;
 }
 

@@ -10,7 +10,7 @@ namespace tessera::report {
 namespace {
 
 // The strategies the document holds, by path: the best disaggregated plan, the monolithic layout
-// on every GPU and on the subset of fewer GPUs.
+// on every GPU and on the subset of fewer GPUs, the colocated plan.
 std::vector<std::pair<std::string, std::string>> strategies(const nlohmann::json& doc) {
   std::vector<std::pair<std::string, std::string>> out;
   if (!json_at(doc, "plans").empty()) out.emplace_back("disaggregated (best)", "plans[0]");
@@ -18,7 +18,17 @@ std::vector<std::pair<std::string, std::string>> strategies(const nlohmann::json
     out.emplace_back("monolithic on every GPU", "baseline_monolithic");
   if (doc.contains("on_fewer_gpus") && doc.at("on_fewer_gpus").is_object())
     out.emplace_back("monolithic on fewer GPUs", "on_fewer_gpus.baseline_monolithic");
+  if (doc.contains("colocated") && doc.at("colocated").is_object())
+    out.emplace_back("colocated (per-module layouts, every GPU)", "colocated");
   return out;
+}
+
+// The winner and its margin over the runner-up, when the search found two strategies or more.
+std::string winner_text(const nlohmann::json& doc) {
+  if (!doc.contains("margin_over_runner_up") || !doc.at("margin_over_runner_up").is_number()) return "";
+  return "<p>Winner: " + escape_html(json_at(doc, "recommended").get<std::string>()) + ", " +
+         json_span(doc, "margin_over_runner_up", kPercentDecimals, kPercent, "%") + " faster than the runner-up, " +
+         escape_html(json_at(doc, "runner_up").get<std::string>()) + ".</p>";
 }
 
 std::string strategy_table(const nlohmann::json& doc) {
@@ -67,7 +77,7 @@ std::string multimodal_page_html(const nlohmann::json& doc, const MultimodalPage
                       json_span(doc, "sequence_tokens", 0) + " tokens per step, " +
                       json_span(doc, "media_token_fraction", kPercentDecimals, kPercent, "%") + " media tokens; " +
                       json_span(doc, "evaluated", 0) + " splits costed.</p>";
-  page.add_section("Strategies", intro + strategy_table(doc));
+  page.add_section("Strategies", intro + strategy_table(doc) + winner_text(doc));
   if (!json_at(doc, "plans").empty()) page.add_section("Module groups", groups_section(doc));
   if (in.disaggregated && !in.disaggregated->rows.empty())
     page.add_section("Disaggregated step (stage 0 = the encoders, the last = the generator)",

@@ -5,9 +5,14 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <string>
+
+#include "core/error.h"
+#include "cost/cost_model.h"
 
 #include "cost/collective_cost.h"
 #include "model/parameter_count.h"
+#include "search/cross_pool_search.h"
 
 namespace tessera {
 
@@ -32,6 +37,56 @@ double cross_pool_sync_s(const ModelSpec& model, const MixedCluster& cluster, st
   const GroupLink link{cluster.inter_pool.bandwidth_bytes_per_s, cluster.inter_pool.latency_s};
   return all_reduce_time_s(kGradBytesPerParam * count_parameters(model).total(),
                            static_cast<std::int64_t>(pools), link);
+}
+
+const char* to_string(MixedStrategy strategy) {
+  switch (strategy) {
+    case MixedStrategy::single_pool: return "single-pool";
+    case MixedStrategy::whole_replicas: return "whole-replicas";
+    case MixedStrategy::cross_pool: return "cross-pool";
+    case MixedStrategy::none: break;
+  }
+  return "none";
+}
+
+namespace {
+
+bool uses_pool(const MixedPlan& plan, std::size_t pool) {
+  if (plan.strategy == MixedStrategy::cross_pool)
+    return std::any_of(plan.cross_pool->segments.begin(), plan.cross_pool->segments.end(),
+                       [&](const PipelineSegment& s) { return s.pool == pool; });
+  return std::any_of(plan.pools.begin(), plan.pools.end(), [&](const PoolAssignment& a) { return a.pool == pool; });
+}
+
+}  // namespace
+
+double mixed_plan_time_s(const ModelSpec& model, const MixedCluster& cluster, const Workload& workload,
+                         const MixedPlan& plan) {
+  cluster.validate();
+  auto require_pool = [&](std::size_t pool) {
+    if (pool >= cluster.pools.size())
+      throw Error("cluster.pools", "the plan uses pool " + std::to_string(pool) + " of a cluster with " +
+                                       std::to_string(cluster.pools.size()),
+                  "the cluster the plan was made for");
+  };
+  if (plan.strategy == MixedStrategy::cross_pool) {
+    for (const auto& s : plan.cross_pool->segments) require_pool(s.pool);
+    validate_cross_pool_plan(*plan.cross_pool, model, cluster, workload);
+    const CrossPoolEstimate e = estimate_cross_pool(model, cluster, *plan.cross_pool, workload);
+    return e.fits ? e.iteration_time_s : kInfinity;
+  }
+  if (plan.pools.empty()) return kInfinity;
+  double slowest = 0;
+  for (const auto& a : plan.pools) {
+    require_pool(a.pool);
+    const Cluster& pool = cluster.pools[a.pool];
+    const Workload share{a.global_batch, workload.seq_len};
+    validate_plan(a.plan.plan, model, pool, share);
+    const Estimate e = estimate(model, pool, a.plan.plan, share);
+    if (!e.fits) return kInfinity;
+    slowest = std::max(slowest, e.iteration_time_s);
+  }
+  return slowest + cross_pool_sync_s(model, cluster, plan.pools.size());
 }
 
 MixedPlan search_mixed_plans(const ModelSpec& model, const MixedCluster& cluster, const Workload& workload,
@@ -159,13 +214,27 @@ MixedPlan search_mixed_plans(const ModelSpec& model, const MixedCluster& cluster
     }
   }
   if (best_time < kInfinity) {
+    result.replica_time_s = best_time;
+    result.strategy = result.pools.size() > 1 ? MixedStrategy::whole_replicas : MixedStrategy::single_pool;
+  } else {
+    result.pools.clear();
+  }
+  const CrossPoolSearch cross = search_cross_pool_pipelines(model, cluster, workload, constraints, options.exhaustive);
+  result.cross_pool_evaluated = cross.evaluated;
+  result.cross_pool_simulated = cross.simulated;
+  if (cross.best) {
+    result.cross_pool = cross.best;
+    result.cross_pool_estimate = cross.estimate;
+    if (cross.estimate.iteration_time_s < best_time) {
+      best_time = cross.estimate.iteration_time_s;
+      result.strategy = MixedStrategy::cross_pool;
+    }
+  }
+  if (best_time < kInfinity) {
     result.iteration_time_s = best_time;
     result.tokens_per_s = workload.tokens() / best_time;
     for (std::size_t p = 0; p < k; ++p)
-      if (std::none_of(result.pools.begin(), result.pools.end(), [&](const PoolAssignment& a) { return a.pool == p; }))
-        result.left_out.push_back(p);
-  } else {
-    result.pools.clear();
+      if (!uses_pool(result, p)) result.left_out.push_back(p);
   }
   result.search_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;

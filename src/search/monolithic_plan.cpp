@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "core/error.h"
 #include "cost/compute_cost.h"
 #include "cost/cost_model.h"
 #include "cost/module_cost.h"
@@ -20,6 +21,20 @@ PipelineSimulator& simulator() {
 MultimodalPlan monolithic_plan(const MultimodalSpec& model, const Cluster& cluster, const std::vector<PackedSequence>& seqs,
                                const Plan& plan, const Workload& w, double memory_limit_bytes, Recompute module_recompute,
                                std::int64_t max_replicas) {
+  return folded_pipeline_plan(model, cluster, seqs, plan, w, memory_limit_bytes, module_recompute, max_replicas,
+                              std::vector<bool>(model.modules.size(), true));
+}
+
+MultimodalPlan folded_pipeline_plan(const MultimodalSpec& model, const Cluster& cluster,
+                                    const std::vector<PackedSequence>& seqs, const Plan& plan, const Workload& w,
+                                    double memory_limit_bytes, Recompute module_recompute, std::int64_t max_replicas,
+                                    const std::vector<bool>& folded) {
+  if (folded.size() != model.modules.size())
+    throw Error("folded",
+                std::to_string(folded.size()) + " flags for " + std::to_string(model.modules.size()) + " modules",
+                "one flag per module");
+  // The modules that run inside the backbone's stages.
+  auto inside = [&](std::size_t i) { return model.modules[i].role != ModuleRole::backbone && folded[i]; };
   MultimodalPlan out;
   out.backbone_plan = plan;
   out.backbone_gpus = plan.gpus();
@@ -49,7 +64,7 @@ MultimodalPlan monolithic_plan(const MultimodalSpec& model, const Cluster& clust
     for (std::int64_t j = 0; j < m; ++j)
       for (std::size_t i = 0; i < modules; ++i) {
         const ModuleSpec& mod = model.modules[i];
-        if (mod.role == ModuleRole::backbone) continue;
+        if (!inside(i)) continue;
         const ModuleLoad load = micro_batch_load(r, j, i);
         const double weight = load_weight(mod, load);
         work += weight;
@@ -68,7 +83,7 @@ MultimodalPlan monolithic_plan(const MultimodalSpec& model, const Cluster& clust
   // Stage 0 / the last stage also sync the modules' gradients over the dp group.
   for (std::size_t i = 0; i < modules; ++i) {
     const ModuleSpec& mod = model.modules[i];
-    if (mod.role == ModuleRole::backbone) continue;
+    if (!inside(i)) continue;
     const std::size_t s = mod.role == ModuleRole::generator ? static_cast<std::size_t>(plan.pp - 1) : 0;
     costs.dp_sync_s[s] += module_grad_sync_s(mod, cluster, module_plan);
   }
@@ -96,7 +111,7 @@ MultimodalPlan monolithic_plan(const MultimodalSpec& model, const Cluster& clust
     for (std::int64_t j = 0; j < m; ++j)
       for (std::size_t i = 0; i < modules; ++i) {
         const ModuleSpec& mod = model.modules[i];
-        if (mod.role == ModuleRole::backbone) continue;
+        if (!inside(i)) continue;
         // The stage's GPU runs the backbone's kernels and then the module's while one host
         // thread dispatches both: a micro-batch takes the longer of the two sums.
         const ModulePass pass = module_pass_time(mod, cluster, module_plan, scaled(micro_batch_load(r, j, i), cp_share));
@@ -122,7 +137,7 @@ MultimodalPlan monolithic_plan(const MultimodalSpec& model, const Cluster& clust
   double stage0 = e.memory.total(), last = e.memory.total();
   for (std::size_t i = 0; i < modules; ++i) {
     const ModuleSpec& mod = model.modules[i];
-    if (mod.role == ModuleRole::backbone) continue;
+    if (!inside(i)) continue;
     const double inflight = mod.role == ModuleRole::generator ? 1.0 : static_cast<double>(plan.pp);
     MemoryBreakdown mm = module_memory(mod, module_plan, scaled(heaviest[i], cp_share * inflight), cluster.gpu);
     mm.framework_bytes = 0;  // the backbone's reserve covers the GPU
@@ -135,7 +150,8 @@ MultimodalPlan monolithic_plan(const MultimodalSpec& model, const Cluster& clust
     ModulePlacement pl;
     pl.name = mod.name;
     pl.role = mod.role;
-    pl.gpus = mod.role == ModuleRole::backbone ? plan.gpus() : plan.tp * plan.cp * plan.dp;
+    const bool left_out = mod.role != ModuleRole::backbone && !inside(i);
+    pl.gpus = mod.role == ModuleRole::backbone ? plan.gpus() : left_out ? 0 : plan.tp * plan.cp * plan.dp;
     pl.plan = module_plan;
     pl.busy_s = mod.role == ModuleRole::backbone ? e.time.compute_s : busy[i];
     pl.peak_memory_bytes = mod.role == ModuleRole::backbone ? e.peak_memory_bytes : 0.0;

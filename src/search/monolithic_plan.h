@@ -23,6 +23,15 @@ MultimodalPlan monolithic_plan(const MultimodalSpec& model, const Cluster& clust
                                const std::vector<PackedSequence>& sequences, const Plan& plan, const Workload& workload,
                                double memory_limit_bytes, Recompute module_recompute, std::int64_t max_replicas);
 
+// The same with only the non-backbone modules where `folded[i]` holds inside the stages (one flag
+// per module of `model`); the others are left out of the pipeline, its memory and its gradient
+// syncs, with an empty placement (gpus 0): the backbone phase of a colocated plan
+// (search/colocated_plan.h), which runs them in phases of their own. All true is monolithic_plan.
+MultimodalPlan folded_pipeline_plan(const MultimodalSpec& model, const Cluster& cluster,
+                                    const std::vector<PackedSequence>& sequences, const Plan& plan,
+                                    const Workload& workload, double memory_limit_bytes, Recompute module_recompute,
+                                    std::int64_t max_replicas, const std::vector<bool>& folded);
+
 // Layouts tried for one backbone plan: the plan itself and, under plain 1F1B, the same plan with a
 // lighter first stage (Megatron's --decoder-first-pipeline-num-layers) that makes room for the
 // encoders there.

@@ -15,6 +15,7 @@
 #include "cost/compute_cost.h"
 #include "cost/cost_model.h"
 #include "model/flops.h"
+#include "search/colocated_plan.h"
 #include "search/disaggregated_pipeline.h"
 #include "search/module_group.h"
 #include "search/monolithic_plan.h"
@@ -70,6 +71,13 @@ void fill_rates(MultimodalPlan& p, const Cluster& cluster, double flops, double 
 PipelineSimulator& simulator() {
   thread_local PipelineSimulator sim;
   return sim;
+}
+
+// The recompute a monolithic plan runs its modules with (one for all of them).
+Recompute module_recompute_of(const MultimodalPlan& monolithic) {
+  for (const auto& m : monolithic.modules)
+    if (m.role != ModuleRole::backbone) return m.plan.recompute;
+  return Recompute::none;
 }
 
 }  // namespace
@@ -356,8 +364,9 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
   po.top_k = kMonolithicCandidates;
   po.threads = options.threads;
   const double peak = cluster.gpu.peak_flops(false);
+  // `layouts_out` (when given) receives every valid layout tried, for the colocated search.
   auto references = [&](std::int64_t count, const PlanConstraints& space, MultimodalPlan& mono, bool& mono_found,
-                        double& backbone_mfu) {
+                        double& backbone_mfu, std::vector<Plan>* layouts_out) {
     const Cluster on = sub_cluster(cluster, count);
     const PlanSearch alone = search_plans(backbone, on, w, space, po);
     if (alone.plans.empty()) return;
@@ -373,6 +382,7 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
         } catch (const Error&) {
           continue;
         }
+        if (layouts_out != nullptr) layouts_out->push_back(layout);
         for (Recompute module_recompute : {Recompute::none, Recompute::full}) {
           const MultimodalPlan m = monolithic_plan(model, on, seqs, layout, w, memory_limit, module_recompute,
                                                    kMonolithicReplicasRanked);
@@ -391,30 +401,48 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
   // Every plan on every GPU; on the subset, the per-count space (the time budget).
   PlanConstraints every_plan;
   every_plan.precision_choices = {Precision::bf16};
-  references(N, every_plan, out.monolithic, out.monolithic_found, out.backbone_only_mfu);
+  std::vector<Plan> every_gpu_layouts;
+  references(N, every_plan, out.monolithic, out.monolithic_found, out.backbone_only_mfu, &every_gpu_layouts);
   if (best_alone_gpus > 0 && best_alone_gpus != N) {
     out.subset_gpus = best_alone_gpus;
-    references(best_alone_gpus, fix, out.monolithic_subset, out.monolithic_subset_found, out.backbone_only_subset_mfu);
+    references(best_alone_gpus, fix, out.monolithic_subset, out.monolithic_subset_found, out.backbone_only_subset_mfu,
+               nullptr);
   }
+  // Colocated on every GPU, over the monolithic search's layouts. Its space holds the monolithic
+  // plan (every group sharing the backbone's layout at that layout and module recompute), which
+  // is kept when the search's pick, ranked on the heaviest replicas, comes out slower over all.
+  const ColocatedSearch colocated =
+      search_colocated(model, cluster, seqs, every_gpu_layouts, w, memory_limit, kMonolithicReplicasRanked);
+  out.simulated += colocated.evaluated;
+  out.colocated = colocated.plan;
+  out.colocated_found = colocated.found;
+  if (out.monolithic_found) {
+    const ColocatedLayouts shared = shared_layouts(model, cluster.gpus_per_node, module_recompute_of(out.monolithic));
+    const MultimodalPlan identical =
+        colocated_plan(model, cluster, seqs, out.monolithic.backbone_plan, w, shared, memory_limit, 0);
+    if (!out.colocated_found || identical.iteration_time_s < out.colocated.iteration_time_s) out.colocated = identical;
+    out.colocated_found = true;
+  }
+  if (out.colocated_found) fill_rates(out.colocated, cluster, flops, backbone_tokens_total, out.samples);
   out.search_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return out;
 }
 
+std::vector<MultimodalStrategy> ranked_strategies(const MultimodalSearch& s) {
+  std::vector<MultimodalStrategy> found;  // in tie order
+  if (!s.plans.empty()) found.push_back(MultimodalStrategy::disaggregated);
+  if (s.monolithic_found) found.push_back(MultimodalStrategy::monolithic);
+  if (s.monolithic_subset_found) found.push_back(MultimodalStrategy::monolithic_subset);
+  if (s.colocated_found) found.push_back(MultimodalStrategy::colocated);
+  std::stable_sort(found.begin(), found.end(), [&](MultimodalStrategy a, MultimodalStrategy b) {
+    return strategy_plan(s, a).iteration_time_s < strategy_plan(s, b).iteration_time_s;
+  });
+  return found;
+}
+
 MultimodalStrategy recommended_strategy(const MultimodalSearch& s) {
-  MultimodalStrategy best = MultimodalStrategy::none;
-  double best_s = 0;
-  auto consider = [&](bool found, MultimodalStrategy strategy) {
-    if (!found) return;
-    const double time_s = strategy_plan(s, strategy).iteration_time_s;
-    if (best == MultimodalStrategy::none || time_s < best_s) {
-      best = strategy;
-      best_s = time_s;
-    }
-  };
-  consider(!s.plans.empty(), MultimodalStrategy::disaggregated);
-  consider(s.monolithic_found, MultimodalStrategy::monolithic);
-  consider(s.monolithic_subset_found, MultimodalStrategy::monolithic_subset);
-  return best;
+  const std::vector<MultimodalStrategy> ranked = ranked_strategies(s);
+  return ranked.empty() ? MultimodalStrategy::none : ranked.front();
 }
 
 const MultimodalPlan& strategy_plan(const MultimodalSearch& s, MultimodalStrategy strategy) {
@@ -427,6 +455,9 @@ const MultimodalPlan& strategy_plan(const MultimodalSearch& s, MultimodalStrateg
       break;
     case MultimodalStrategy::monolithic_subset:
       if (s.monolithic_subset_found) return s.monolithic_subset;
+      break;
+    case MultimodalStrategy::colocated:
+      if (s.colocated_found) return s.colocated;
       break;
     case MultimodalStrategy::none:
       break;

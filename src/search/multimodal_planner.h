@@ -1,5 +1,5 @@
 // The multimodal planner: how to run a model of several modules (encoders, projectors, an LLM
-// backbone, a generator) on one cluster, for a data mix. Two strategies on the same GPUs:
+// backbone, a generator) on one cluster, for a data mix. Three strategies on the same GPUs:
 //
 //   monolithic      the Megatron-LM way: one layout; the encoders and projectors run inside the
 //                   first pipeline stage and the generator inside the last, under the backbone's
@@ -10,6 +10,10 @@
 //                   stages and the generator one behind them; at each micro-batch slot a group
 //                   serves that slot of every backbone replica, spread evenly over its own dp
 //                   ranks; activations and gradients cross between groups over the network.
+//   colocated       every module on every GPU, each encoder group with its own tp x dp layout or
+//                   the backbone's, time-sliced in the step (encoder forward, the backbone's
+//                   pipeline, encoder backward) with the boundary reshapes between the layouts
+//                   costed as all-to-alls (search/colocated_plan.h).
 //
 // Each slot's encoder / generator work comes from the sequences drawn from the data mix, and the
 // whole step runs through the pipeline simulator, so heavy slots show up as stalls and bubbles.
@@ -44,10 +48,14 @@ struct ModulePlacement {
   ModulePlan plan;           // non-backbone modules
   double busy_s = 0;         // compute time per step on its busiest GPU (forward + backward)
   double peak_memory_bytes = 0;
+  // Colocated only: the module runs in phases of its own on every GPU under `plan` (false: inside
+  // the backbone's first / last stage under its tp and dp, as in monolithic).
+  bool own_layout = false;
 };
 
 struct MultimodalPlan {
   bool disaggregated = false;
+  bool colocated = false;  // search/colocated_plan.h (neither flag: monolithic)
   Plan backbone_plan;
   std::int64_t backbone_gpus = 0;
   std::vector<ModulePlacement> modules;  // in model order, the backbone included
@@ -60,6 +68,10 @@ struct MultimodalPlan {
   double samples_per_s = 0;
   double peak_memory_bytes = 0;  // highest over all groups
   bool fits = false;
+  // Colocated only: the own-layout modules' forward and backward phases and gradient syncs, and
+  // the boundary reshapes between their layouts and the backbone's (both directions), per step.
+  double module_phases_s = 0;
+  double boundary_s = 0;
 };
 
 struct MultimodalSearch {
@@ -74,6 +86,11 @@ struct MultimodalSearch {
   MultimodalPlan monolithic_subset;
   bool monolithic_subset_found = false;
   double backbone_only_subset_mfu = 0;
+  // Colocated on every GPU (search/colocated_plan.h): every module on the same GPUs, each encoder
+  // group with its own layout or the backbone's. Its space holds the monolithic layout on every
+  // GPU, so it is never slower than `monolithic`.
+  MultimodalPlan colocated;
+  bool colocated_found = false;
   std::int64_t evaluated = 0;         // split candidates costed (bounds and simulations)
   std::int64_t simulated = 0;
   double search_time_s = 0;
@@ -102,11 +119,16 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
                                          const MultimodalOptions& options = {});
 
 // The strategies a search compares, and the one it recommends: the fastest of the best
-// disaggregated plan and the monolithic layouts (on every GPU, or on the subset of fewer GPUs
-// where the backbone alone runs fastest); none when nothing fits. Ties keep the earlier strategy in
-// this order (disaggregated, monolithic, subset).
-enum class MultimodalStrategy { none, disaggregated, monolithic, monolithic_subset };
+// disaggregated plan, the monolithic layouts (on every GPU, or on the subset of fewer GPUs where
+// the backbone alone runs fastest) and the colocated plan; none when nothing fits. Ties keep the
+// earlier strategy in this order (disaggregated, monolithic, subset, colocated): colocated comes
+// last because a colocated plan that ties monolithic is the monolithic layout itself (every group
+// sharing the backbone's), which Megatron-LM runs as it is.
+enum class MultimodalStrategy { none, disaggregated, monolithic, monolithic_subset, colocated };
 MultimodalStrategy recommended_strategy(const MultimodalSearch& search);
+// Every strategy the search found, fastest first, ties in the order above (front() is the
+// recommendation; [1] the runner-up the reports measure the winner's margin against).
+std::vector<MultimodalStrategy> ranked_strategies(const MultimodalSearch& search);
 // The strategy's plan in `search` (the best disaggregated one for disaggregated); throws Error for
 // none or a strategy the search did not find.
 const MultimodalPlan& strategy_plan(const MultimodalSearch& search, MultimodalStrategy strategy);
@@ -115,7 +137,7 @@ const MultimodalPlan& strategy_plan(const MultimodalSearch& search, MultimodalSt
 Timeline disaggregated_timeline(const MultimodalSpec& model, const Cluster& cluster, const DataMix& mix,
                                 std::int64_t global_batch, const MultimodalPlan& plan, std::uint64_t seed);
 
-// The backbone plan of a monolithic plan simulated as `tessera estimate --trace` simulates a plan
+// The backbone plan of a monolithic (or colocated) plan simulated as `tessera estimate --trace` simulates a plan
 // (cost/cost_model.h, on the plan's GPUs): the pipeline the modules fold into, without their own
 // slots (the monolithic search's per-replica costs live in search/monolithic_plan.cpp).
 Timeline monolithic_backbone_timeline(const MultimodalSpec& model, const Cluster& cluster, const DataMix& mix,

@@ -117,6 +117,15 @@ class CliScratchTest : public ::testing::Test {
     EXPECT_TRUE(out.good()) << "cannot write " << path;
     return path;
   }
+  // A bad input's answer: no signal, exit 2, nothing on stdout, one line on stderr naming `field`.
+  void expect_error_naming(const RunResult& r, const std::string& field) {
+    EXPECT_EQ(r.signal, 0) << describe(r);
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_TRUE(r.out.empty()) << describe(r);
+    ASSERT_FALSE(r.err.empty()) << describe(r);
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line\n" << describe(r);
+    EXPECT_NE(r.err.find(field), std::string::npos) << "should name " << field << "\n" << describe(r);
+  }
   // Runs `tessera <command_> ARGS...` (command_: the subcommand words a suite sets, if any).
   RunResult run(const std::vector<std::string>& args) {
     std::vector<std::string> all = command_;

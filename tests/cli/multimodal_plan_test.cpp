@@ -22,17 +22,7 @@ namespace {
 using namespace tessera::testing;
 namespace fs = std::filesystem;
 
-class MultimodalPlanCli : public CliScratchTest {
- protected:
-  void expect_error_naming(const RunResult& r, const std::string& field) {
-    EXPECT_EQ(r.signal, 0) << describe(r);
-    EXPECT_EQ(r.exit_code, 2) << describe(r);
-    EXPECT_TRUE(r.out.empty()) << describe(r);
-    ASSERT_FALSE(r.err.empty()) << describe(r);
-    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line\n" << describe(r);
-    EXPECT_NE(r.err.find(field), std::string::npos) << "should name " << field << "\n" << describe(r);
-  }
-};
+class MultimodalPlanCli : public CliScratchTest {};
 
 // The command: per-module plans and GPU groups, MFU, the monolithic baseline.
 TEST_F(MultimodalPlanCli, JsonCarriesModulesBaselineAndBackboneMfu) {

@@ -16,17 +16,7 @@ namespace {
 
 using namespace tessera::testing;
 
-class PlanFailuresCli : public CliScratchTest {
- protected:
-  void expect_error_naming(const RunResult& r, const std::string& flag) {
-    EXPECT_EQ(r.signal, 0) << describe(r);
-    EXPECT_EQ(r.exit_code, 2) << describe(r);
-    EXPECT_TRUE(r.out.empty()) << describe(r);
-    ASSERT_FALSE(r.err.empty()) << describe(r);
-    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line\n" << describe(r);
-    EXPECT_NE(r.err.find(flag), std::string::npos) << "should name " << flag << "\n" << describe(r);
-  }
-};
+class PlanFailuresCli : public CliScratchTest {};
 
 std::string flag_value(const nlohmann::json& args, const std::string& flag) {
   for (std::size_t i = 0; i + 1 < args.size(); ++i)

@@ -118,12 +118,51 @@ ADAPT = dict(keys("schema_version", "model", "cluster", "candidates", "best_stat
 STRATEGY = dict(keys("strategy", "plan", "iteration_time_s", "mfu", "tokens_per_s", "samples_per_s",
                      "peak_memory_gib", "fits", "gpus_used", "gpus_idle", "megatron_args"),
                 modules=[keys("name", "role", "gpus", "plan", "busy_s")])
+# colocated, runner_up, margin_over_runner_up: added with issue 17 (the colocated strategy).
+COLOCATED = dict(keys("strategy", "plan", "iteration_time_s", "mfu", "tokens_per_s", "samples_per_s",
+                      "peak_memory_gib", "fits", "gpus_used", "gpus_idle", "megatron_args", "module_phases_s",
+                      "boundary_s"),
+                 modules=[keys("name", "role", "gpus", "plan", "busy_s", "own_layout")])
 MULTIMODAL = dict(keys("schema_version", "model", "data", "cluster", "global_batch", "sequence_tokens",
                        "samples_per_step", "media_token_fraction", "evaluated", "feasible", "simulated",
-                       "search_time_s", "backbone_only_mfu", "speedup_over_monolithic", "recommended"),
-                  plans=[STRATEGY], baseline_monolithic=STRATEGY, recommended_plan=STRATEGY,
+                       "search_time_s", "backbone_only_mfu", "speedup_over_monolithic", "recommended", "runner_up",
+                       "margin_over_runner_up"),
+                  plans=[STRATEGY], baseline_monolithic=STRATEGY, recommended_plan=STRATEGY, colocated=COLOCATED,
                   on_fewer_gpus=Optional(dict(keys("gpus", "backbone_only_mfu", "speedup_over_monolithic"),
                                               baseline_monolithic=STRATEGY)))
+
+# README "Pipelines across pools": a plan on a cluster of several pools (issue 17).
+CROSS_POOL = dict(keys("iteration_time_s", "tokens_per_s", "mfu", "dp", "micro_batch", "recompute", "zero",
+                       "pipeline_s", "bubble_s", "dp_sync_s", "tail_s", "boundary_p2p_s", "evaluated", "simulated"),
+                  segments=[keys("pool", "gpu", "tp", "stages", "layers", "precision")],
+                  stages=[keys("pool", "gpu", "tp", "first_layer", "layers", "forward_s", "backward_s", "dp_sync_s",
+                               "peak_memory_gib", "usable_memory_gib", "fits")],
+                  rank_layout=dict(keys("kind", "schema_version", "world_size", "rank_order", "dp", "micro_batch"),
+                                   stages=[keys("stage", "pool", "gpu", "tp", "first_layer", "layers", "embedding",
+                                                "output_head", "first_rank", "replicas")]))
+MIXED = dict(keys("schema_version", "strategy", "iteration_time_s", "tokens_per_s", "replica_time_s",
+                  "cross_pool_sync_s", "left_out", "speedup_over_best_single_pool", "speedup_over_whole_replicas",
+                  "search_time_s"),
+             pools=[keys("pool", "gpu", "gpus", "global_batch", "plan", "iteration_time_s", "peak_memory_gib",
+                         "megatron_args")],
+             cross_pool=CROSS_POOL, best_single_pool=keys("pool", "gpu", "iteration_time_s"))
+# README "Per-batch context parallelism" (issue 17).
+PER_BATCH_CP = dict(keys("schema_version", "kind", "mixes", "mix_per_sequence", "gpus", "gpus_per_node", "steps",
+                         "step_tokens", "seed", "model", "gpu", "recompute", "max_tokens_per_gpu", "microbatches",
+                         "samples", "tokens", "best_static_cp", "static_time_s", "per_batch_time_s",
+                         "lower_bound_time_s", "static_tokens_per_s", "per_batch_tokens_per_s", "gain", "gain_bound",
+                         "heterogeneous_steps", "microbatches_at_cp"),
+                    static=[keys("cp", "time_s")], decision_ms=keys("mean", "p99", "max"))
+# README "Measured links and plan --compare-profile" (issue 17), on a mixed cluster.
+LINKS = dict(keys("inter_pool_gbps", "inter_pool_latency_us"),
+             pools=[keys("pool", "gpu", "gpus", "intra_node_gbps", "intra_node_latency_us", "inter_node_gbps",
+                         "inter_node_latency_us")])
+COMPARED_MIXED = keys("strategy", "iteration_time_s", "pools", "cross_pool", "left_out")
+COMPARE_PROFILE = dict(keys("schema_version", "model", "cluster_kind", "recommendation_changed"),
+                       workload=keys("global_batch", "seq_len"), old_conditions=dict(keys("profile"), links=LINKS),
+                       current_conditions=dict(keys("profile", "link_flags"), links=LINKS),
+                       old_best=COMPARED_MIXED, new_best=COMPARED_MIXED, old_plan_now=keys("iteration_time_s", "fits"),
+                       cost_of_keeping_old_plan=keys("per_step_s", "percent", "per_1000_steps_s"))
 
 
 def expect_schema(doc, schema, path="$"):
@@ -196,6 +235,13 @@ CASES = {
                       "warmup"]),
     "multimodal": (MULTIMODAL, ["plan", "--model", "llava-1.5-7b", "--data", "caption-like", "--cluster",
                                 "h100-sxm-80gb:64", "--gbs", "128", "--top", "1"]),
+    "plan-mixed": (MIXED, ["plan", "--model", "llama3-8b", "--cluster", "a100-sxm-40gb:8+h100-sxm-80gb:8", "--gbs",
+                           "32", "--seq", "4096"]),
+    "balance-per-batch-cp": (PER_BATCH_CP, ["balance", "--per-batch-cp", "--mix", "video-like", "--gpus", "8",
+                                            "--steps", "20"]),
+    "compare-profile": (COMPARE_PROFILE, ["plan", "--model", "llama3-8b", "--cluster",
+                                          "a100-sxm-40gb:8+h100-sxm-80gb:8", "--gbs", "32", "--seq", "4096",
+                                          "--compare-profile", str(ROOT / "examples/profiles/inter-pool-3200g.json")]),
 }
 
 

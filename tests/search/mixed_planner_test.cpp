@@ -39,7 +39,7 @@ TEST(MixedPlanner, MixedPoolsBeatTheBestSinglePool) {
   }
   EXPECT_EQ(total, w.global_batch);
   // The step is the slowest pool plus the cross-pool gradient sync.
-  EXPECT_DOUBLE_EQ(plan.iteration_time_s, slowest + plan.sync_time_s);
+  EXPECT_DOUBLE_EQ(plan.replica_time_s, slowest + plan.sync_time_s);
   EXPECT_DOUBLE_EQ(plan.sync_time_s, cross_pool_sync_s(model, cluster, 2));
   EXPECT_TRUE(plan.left_out.empty());
   // The faster GPU gets more sequences per GPU.

@@ -1,9 +1,13 @@
 // The multimodal planner: exact against brute force on small clusters, monotone in GPUs, driven
 // by the data mix, and the issue's DistTrain-scale case.
+#include <algorithm>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include <fmt/core.h>
 
+#include "common/small_multimodal_model.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "cost/cost_model.h"
@@ -15,21 +19,7 @@
 namespace tessera {
 namespace {
 
-// An 8B-class model with all three kinds of module groups, small enough for brute force.
-const MultimodalSpec& small_model() {
-  static const MultimodalSpec m = multimodal_from_json(nlohmann::json::parse(R"({
-    "name": "test-mm-8b",
-    "modules": [
-      {"name": "vit", "role": "encoder", "modality": "image", "patch_px": 14,
-       "layers": 24, "hidden": 1024, "ffn_hidden": 4096, "heads": 16, "mlp": "gelu", "linear_bias": true},
-      {"name": "proj", "role": "projector", "modality": "image", "input_width": 1024, "layers": 2,
-       "ffn_hidden": 4096, "hidden": 4096},
-      {"name": "llm", "role": "backbone", "model": "llama3-8b"},
-      {"name": "dit", "role": "generator", "tokens_per_output": 256,
-       "layers": 28, "hidden": 1152, "ffn_hidden": 4608, "heads": 16, "mlp": "gelu", "linear_bias": true}
-    ]})"));
-  return m;
-}
+const MultimodalSpec& small_model() { return testing::small_multimodal_model(); }
 
 DataMix mix_with_sequence(const std::string& name, std::int64_t sequence_tokens) {
   DataMix mix = load_data_mix(name);
@@ -144,6 +134,37 @@ TEST(MultimodalPlanner, TimelineHasAStagePerGroupAndBackboneStage) {
   const Timeline t = disaggregated_timeline(small_model(), cluster, mix, 64, s.plans[0], 1);
   EXPECT_EQ(static_cast<std::int64_t>(t.stages.size()), s.plans[0].backbone_plan.pp + 2);
   EXPECT_LE(t.makespan_s, s.plans[0].iteration_time_s);
+}
+
+// The colocated strategy's space holds the monolithic layout on every GPU, so it is never slower;
+// the ranking lists every strategy found, fastest first, with ties in the documented order
+// (colocated after monolithic: a tie means the colocated plan is the monolithic layout).
+TEST(MultimodalPlanner, ColocatedNeverSlowerThanMonolithicAndRankingIsOrdered) {
+  const DataMix mix = mix_with_sequence("caption-like", 8192);
+  for (const char* cluster_text : {"h100-sxm-80gb:32", "h100-sxm-80gb:64"}) {
+    const MultimodalSearch s = search_multimodal_plans(small_model(), load_cluster(cluster_text), mix, 64);
+    ASSERT_TRUE(s.monolithic_found) << cluster_text;
+    ASSERT_TRUE(s.colocated_found) << cluster_text;
+    EXPECT_TRUE(s.colocated.colocated);
+    EXPECT_TRUE(s.colocated.fits);
+    EXPECT_LE(s.colocated.iteration_time_s, s.monolithic.iteration_time_s) << cluster_text;
+    const std::vector<MultimodalStrategy> ranked = ranked_strategies(s);
+    ASSERT_EQ(ranked.size(), 2u + (s.plans.empty() ? 0u : 1u) + (s.monolithic_subset_found ? 1u : 0u));
+    EXPECT_EQ(ranked.front(), recommended_strategy(s));
+    for (std::size_t i = 1; i < ranked.size(); ++i) {
+      const double before = strategy_plan(s, ranked[i - 1]).iteration_time_s;
+      const double here = strategy_plan(s, ranked[i]).iteration_time_s;
+      EXPECT_LE(before, here);
+      if (before == here) {
+        EXPECT_LT(static_cast<int>(ranked[i - 1]), static_cast<int>(ranked[i]));  // the enum holds the tie order
+      }
+    }
+    const auto mono = std::find(ranked.begin(), ranked.end(), MultimodalStrategy::monolithic);
+    const auto colo = std::find(ranked.begin(), ranked.end(), MultimodalStrategy::colocated);
+    if (s.colocated.iteration_time_s == s.monolithic.iteration_time_s) {
+      EXPECT_LT(mono, colo);
+    }
+  }
 }
 
 // Issue 13: the split search's work grows with the cluster; past its documented size it is
