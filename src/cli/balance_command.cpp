@@ -68,6 +68,16 @@ constexpr std::int64_t kDefaultPerBatchSteps = 1000;
 constexpr std::int64_t kDefaultStepTokens = 262'144;
 constexpr const char* kLongVideoMixName = "long-video";
 
+// A built-in mix or a file; an unknown name is an error of --mix that lists long-video too.
+DataMix mix_named(const std::string& name) {
+  try {
+    return load_data_mix(name);
+  } catch (const Error& e) {
+    if (e.field() != "data") throw;  // a malformed file names its own field
+    throw Error("mix", "unknown data mix '" + name + "'", e.allowed() + ", or " + kLongVideoMixName);
+  }
+}
+
 // NAME or NAME:WEIGHT, comma-separated.
 std::vector<WeightedMix> parse_mixes(const std::string& text) {
   std::vector<WeightedMix> out;
@@ -89,7 +99,7 @@ std::vector<WeightedMix> parse_mixes(const std::string& text) {
       name.resize(colon);
     }
     if (name.empty()) throw Error("mix", fmt::format("empty name in '{}'", text), "NAME[:WEIGHT][,NAME[:WEIGHT]...]");
-    out.push_back({name == kLongVideoMixName ? long_video_mix() : load_data_mix(name), weight});
+    out.push_back({name == kLongVideoMixName ? long_video_mix() : mix_named(name), weight});
     begin = end + 1;
   }
   return out;

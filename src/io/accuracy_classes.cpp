@@ -138,6 +138,30 @@ Confidence estimate_confidence(const ModelSpec& model, const Cluster& cluster, c
                            builtin_accuracy_classes());
 }
 
+Confidence cross_pool_confidence(const ModelSpec& model, const MixedCluster& cluster, const CrossPoolPlan& plan,
+                                 const Workload& workload) {
+  Confidence out;
+  out.extrapolations.push_back("one pipeline across GPU types (no measured run)");
+  for (std::size_t g = 0; g < plan.segments.size(); ++g) {
+    const PipelineSegment& seg = plan.segments[g];
+    const Cluster& pool = cluster.pools[seg.pool];
+    Plan local = segment_plan(plan, seg);
+    local.pp = seg.stages;  // the pool's own view: its stages, its GPUs
+    const Confidence c = estimate_confidence(model, pool, local, workload);
+    const auto join = [](std::string& into, const std::string& part) {
+      if (into.find(part) == std::string::npos) into += (into.empty() ? "" : " + ") + part;
+    };
+    join(out.class_name, c.class_name);
+    join(out.class_description, c.class_description);
+    out.runs = g == 0 ? c.runs : std::min(out.runs, c.runs);
+    out.median_error_pct = std::max(out.median_error_pct, c.median_error_pct);
+    out.p90_error_pct = std::max(out.p90_error_pct, c.p90_error_pct);
+    for (const auto& x : c.extrapolations)
+      out.extrapolations.push_back("pool " + std::to_string(seg.pool) + " (" + pool.gpu.key + "): " + x);
+  }
+  return out;
+}
+
 nlohmann::json confidence_to_json(const Confidence& c) {
   return {{"validated", c.validated},
           {"class", c.class_name},

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "io/validation.h"
+#include "hardware/mixed_cluster.h"
+#include "plan/cross_pool_plan.h"
 #include "search/confidence.h"
 
 namespace tessera {
@@ -32,6 +34,14 @@ const std::vector<AccuracyClass>& builtin_accuracy_classes();
 // assess_confidence against the built-in classes.
 Confidence estimate_confidence(const ModelSpec& model, const Cluster& cluster, const Plan& plan,
                                const Workload& workload);
+
+// A pipeline across pools (plan/cross_pool_plan.h): never validated, since no published run puts
+// one pipeline on several GPU types; each segment's stages are assessed on their own pool (as a
+// pipeline of that segment's stages) and the classes combined: the classes and descriptions
+// joined with " + ", the fewest runs, the largest errors, and each segment's extrapolations named
+// by its pool after "one pipeline across GPU types".
+Confidence cross_pool_confidence(const ModelSpec& model, const MixedCluster& cluster, const CrossPoolPlan& plan,
+                                 const Workload& workload);
 
 // {"validated", "class", "description", "runs", "median_error_pct", "p90_error_pct", "extrapolations"}
 nlohmann::json confidence_to_json(const Confidence& c);

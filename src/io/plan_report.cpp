@@ -335,7 +335,8 @@ std::string goodput_ranking_to_table(const GoodputRanking& r, const PlanSearch& 
 
 namespace {
 
-nlohmann::json cross_pool_to_json(const MixedPlan& m, const MixedCluster& cluster) {
+nlohmann::json cross_pool_to_json(const MixedPlan& m, const MixedCluster& cluster, const ModelSpec& model,
+                                  const Workload& workload) {
   if (!m.cross_pool) return nullptr;
   const CrossPoolPlan& plan = *m.cross_pool;
   const CrossPoolEstimate& e = m.cross_pool_estimate;
@@ -367,6 +368,7 @@ nlohmann::json cross_pool_to_json(const MixedPlan& m, const MixedCluster& cluste
           {"segments", cross_pool_segments_to_json(plan, cluster)},
           {"stages", stages},
           {"rank_layout", cross_pool_layout_to_json(plan, cluster)},
+          {"confidence", confidence_to_json(cross_pool_confidence(model, cluster, plan, workload))},
           {"evaluated", m.cross_pool_evaluated},
           {"simulated", m.cross_pool_simulated}};
 }
@@ -388,7 +390,9 @@ nlohmann::json mixed_plan_to_json(const MixedPlan& m, const MixedCluster& cluste
                      {"global_batch", a.global_batch},
                      {"plan", plan_to_json(a.plan.plan, share)},
                      {"iteration_time_s", a.plan.estimate.iteration_time_s},
-                     {"peak_memory_gib", a.plan.estimate.peak_memory_bytes / units::kGiB}};
+                     {"peak_memory_gib", a.plan.estimate.peak_memory_bytes / units::kGiB},
+                     {"confidence", confidence_to_json(estimate_confidence(model, cluster.pools[a.pool], a.plan.plan,
+                                                                           share))}};
     add_megatron_args(pool, model, a.plan.plan, share);
     pools.push_back(std::move(pool));
   }
@@ -400,7 +404,7 @@ nlohmann::json mixed_plan_to_json(const MixedPlan& m, const MixedCluster& cluste
           {"replica_time_s", m.replica_time_s},
           {"cross_pool_sync_s", m.sync_time_s},
           {"pools", pools},
-          {"cross_pool", cross_pool_to_json(m, cluster)},
+          {"cross_pool", cross_pool_to_json(m, cluster, model, w)},
           {"left_out", left},
           {"best_single_pool", {{"pool", m.best_single_pool},
                                 {"gpu", cluster.pools[m.best_single_pool].gpu.key},
@@ -412,19 +416,22 @@ nlohmann::json mixed_plan_to_json(const MixedPlan& m, const MixedCluster& cluste
 
 namespace {
 
-std::string replica_lines(const MixedPlan& m, const MixedCluster& cluster) {
+std::string replica_lines(const MixedPlan& m, const MixedCluster& cluster, const ModelSpec& model,
+                          const Workload& w) {
   std::string out;
   for (const auto& a : m.pools) {
     const Cluster& c = cluster.pools[a.pool];
-    out += fmt::format("  pool {} ({} x {}): {} sequences, {}, {:.3f} s, {:.1f} GiB\n", a.pool, c.gpus(), c.gpu.key,
-                       a.global_batch, short_plan(a.plan.plan), a.plan.estimate.iteration_time_s,
-                       a.plan.estimate.peak_memory_bytes / units::kGiB);
+    out += fmt::format("  pool {} ({} x {}): {} sequences, {}, {:.3f} s, {:.1f} GiB\n    confidence: {}\n", a.pool,
+                       c.gpus(), c.gpu.key, a.global_batch, short_plan(a.plan.plan), a.plan.estimate.iteration_time_s,
+                       a.plan.estimate.peak_memory_bytes / units::kGiB,
+                       confidence_text(estimate_confidence(model, c, a.plan.plan, {a.global_batch, w.seq_len})));
   }
   if (m.pools.size() > 1) out += fmt::format("  cross-pool gradient sync {:.3f} s\n", m.sync_time_s);
   return out;
 }
 
-std::string cross_pool_lines(const MixedPlan& m, const MixedCluster& cluster) {
+std::string cross_pool_lines(const MixedPlan& m, const MixedCluster& cluster, const ModelSpec& model,
+                             const Workload& w) {
   const CrossPoolPlan& plan = *m.cross_pool;
   const CrossPoolEstimate& e = m.cross_pool_estimate;
   std::string out = fmt::format("  dp={} mb={} recompute={} zero={}; bubble {:.3f} s, pool boundary {:.1f} ms per "
@@ -447,6 +454,7 @@ std::string cross_pool_lines(const MixedPlan& m, const MixedCluster& cluster) {
                        static_cast<double>(seg.layers) / static_cast<double>(seg.stages), 1e3 * fwd_bwd,
                        peak / units::kGiB, c.gpu.usable_memory_gib);
   }
+  out += "  confidence: " + confidence_text(cross_pool_confidence(model, cluster, plan, w)) + "\n";
   return out;
 }
 
@@ -465,8 +473,8 @@ std::string verdict_line(const MixedPlan& m) {
 
 }  // namespace
 
-std::string mixed_plan_to_table(const MixedPlan& m, const MixedCluster& cluster, const ModelSpec&,
-                                const Workload&) {
+std::string mixed_plan_to_table(const MixedPlan& m, const MixedCluster& cluster, const ModelSpec& model,
+                                const Workload& w) {
   if (m.strategy == MixedStrategy::none) return "no plan fits on any pool, combination of pools or pipeline across pools\n";
   const bool cross = m.strategy == MixedStrategy::cross_pool;
   std::string out = fmt::format("iteration time {:.3f} s, {} ({:.0f} tokens/s), searched in {:.2f} s\n",
@@ -475,16 +483,16 @@ std::string mixed_plan_to_table(const MixedPlan& m, const MixedCluster& cluster,
                                       : fmt::format("whole replicas on {} pool(s)", m.pools.size()),
                                 m.tokens_per_s, m.search_time_s);
   if (cross) {
-    out += cross_pool_lines(m, cluster);
+    out += cross_pool_lines(m, cluster, model, w);
   } else {
-    out += replica_lines(m, cluster);
+    out += replica_lines(m, cluster, model, w);
   }
   for (auto p : m.left_out)
     out += fmt::format("  pool {} ({} x {}) left out: it would slow the job down\n", p, cluster.pools[p].gpus(),
                        cluster.pools[p].gpu.key);
   out += verdict_line(m);
-  if (cross && !m.pools.empty()) out += "whole replicas per pool:\n" + replica_lines(m, cluster);
-  if (!cross && m.cross_pool) out += "best cross-pool pipeline:\n" + cross_pool_lines(m, cluster);
+  if (cross && !m.pools.empty()) out += "whole replicas per pool:\n" + replica_lines(m, cluster, model, w);
+  if (!cross && m.cross_pool) out += "best cross-pool pipeline:\n" + cross_pool_lines(m, cluster, model, w);
   if (m.best_single_time_s > 0)
     out += fmt::format("best single pool: pool {} ({}) alone takes {:.3f} s: {:.2f}x {}\n", m.best_single_pool,
                        cluster.pools[m.best_single_pool].gpu.key, m.best_single_time_s,

@@ -67,7 +67,7 @@ class Configuration {
  public:
   Configuration(const ModelSpec& model, const MixedCluster& cluster, const Workload& workload,
                 const PlanConstraints& fix, const CrossPoolPlan& plan)
-      : model_(model), plan_(plan), dense_(!model.is_moe()) {
+      : plan_(plan), dense_(!model.is_moe()) {
     const std::int64_t total = plan.stages();
     inputs_.microbatches = plan.base.microbatches(workload);
     inputs_.overlap_grad_reduce = plan.base.overlap_grad_reduce;
@@ -151,7 +151,6 @@ class Configuration {
     return memo_[g][key];
   }
 
-  const ModelSpec& model_;
   const CrossPoolPlan plan_;
   const bool dense_;
   std::vector<StageSliceCoster> costers_;

@@ -87,7 +87,7 @@ TEST_F(BalancePerBatchCli, BadInputExitsTwoNamingTheFlag) {
   expect_bad_input({"--mix", "video-like", "--gpus", "12"}, "gpus");  // not whole nodes of 8
   expect_bad_input({"--mix", "video-like", "--gpus", "8", "--dp", "8"}, "gpus");
   expect_bad_input({"--mix", "video-like", "--dp", "2", "--cp", "0"}, "cp");
-  expect_bad_input({"--mix", "nosuch", "--gpus", "8"}, "data");
+  expect_bad_input({"--mix", "nosuch", "--gpus", "8"}, "mix");
   expect_bad_input({"--mix", "video-like:abc", "--gpus", "8"}, "mix");
   expect_bad_input({"--mix", "video-like:-1", "--gpus", "8"}, "mix");
   expect_bad_input({"--mix", "audio-like", "--gpus", "8", "--steps", "2"}, "mix");

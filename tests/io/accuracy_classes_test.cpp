@@ -15,6 +15,7 @@
 #include "io/json_fields.h"
 #include "io/model_source.h"
 #include "io/plan_text.h"
+#include "plan/cross_pool_plan.h"
 
 namespace tessera {
 namespace {
@@ -126,6 +127,38 @@ TEST(AccuracyClasses, ExtrapolationsAreNamed) {
   EXPECT_TRUE(std::any_of(x.begin(), x.end(), [](const nlohmann::json& s) {
     return s.get<std::string>().find("beyond the model's context") != std::string::npos;
   }));
+}
+
+// A pipeline across pools is never validated (no published run spans GPU types): it says so
+// first, and carries each pool's own class and extrapolations, named by the pool.
+TEST(AccuracyClasses, CrossPoolPipelinesAreNeverValidated) {
+  const ModelSpec model = load_model("llama3-70b");
+  const MixedCluster cluster = load_mixed_cluster("a100-sxm-80gb:64+h100-sxm-80gb:64");
+  CrossPoolPlan plan;
+  plan.base.dp = 4;
+  plan.base.micro_batch = 1;
+  plan.base.sequence_parallel = true;
+  plan.base.zero = OptimizerSharding::zero1;
+  plan.segments = {{1, 4, 4, 68, Precision::fp8, Fp8Recipe::tensorwise},
+                   {0, 8, 2, 12, Precision::bf16, Fp8Recipe::tensorwise}};
+  const Workload w{512, 4096};
+  validate_cross_pool_plan(plan, model, cluster, w);
+  const Confidence c = cross_pool_confidence(model, cluster, plan, w);
+  EXPECT_FALSE(c.validated);
+  ASSERT_FALSE(c.extrapolations.empty());
+  EXPECT_EQ(c.extrapolations.front(), "one pipeline across GPU types (no measured run)");
+  // Both pools' classes, each once, and the largest of their errors.
+  Plan h100 = segment_plan(plan, plan.segments[0]), a100 = segment_plan(plan, plan.segments[1]);
+  h100.pp = 4;
+  a100.pp = 2;
+  const Confidence on_h100 = estimate_confidence(model, cluster.pools[1], h100, w);
+  const Confidence on_a100 = estimate_confidence(model, cluster.pools[0], a100, w);
+  EXPECT_NE(c.class_name.find(on_h100.class_name), std::string::npos) << c.class_name;
+  EXPECT_NE(c.class_name.find(on_a100.class_name), std::string::npos) << c.class_name;
+  EXPECT_EQ(c.median_error_pct, std::max(on_h100.median_error_pct, on_a100.median_error_pct));
+  EXPECT_EQ(c.runs, std::min(on_h100.runs, on_a100.runs));
+  EXPECT_EQ(c.extrapolations.size(), 1 + on_h100.extrapolations.size() + on_a100.extrapolations.size());
+  EXPECT_NE(confidence_text(c).find("extrapolates: one pipeline across GPU types"), std::string::npos);
 }
 
 }  // namespace

@@ -139,12 +139,13 @@ CROSS_POOL = dict(keys("iteration_time_s", "tokens_per_s", "mfu", "dp", "micro_b
                                "peak_memory_gib", "usable_memory_gib", "fits")],
                   rank_layout=dict(keys("kind", "schema_version", "world_size", "rank_order", "dp", "micro_batch"),
                                    stages=[keys("stage", "pool", "gpu", "tp", "first_layer", "layers", "embedding",
-                                                "output_head", "first_rank", "replicas")]))
+                                                "output_head", "first_rank", "replicas")]),
+                  confidence=CONFIDENCE)
 MIXED = dict(keys("schema_version", "strategy", "iteration_time_s", "tokens_per_s", "replica_time_s",
                   "cross_pool_sync_s", "left_out", "speedup_over_best_single_pool", "speedup_over_whole_replicas",
                   "search_time_s"),
-             pools=[keys("pool", "gpu", "gpus", "global_batch", "plan", "iteration_time_s", "peak_memory_gib",
-                         "megatron_args")],
+             pools=[dict(keys("pool", "gpu", "gpus", "global_batch", "plan", "iteration_time_s", "peak_memory_gib",
+                              "megatron_args"), confidence=CONFIDENCE)],
              cross_pool=CROSS_POOL, best_single_pool=keys("pool", "gpu", "iteration_time_s"))
 # README "Per-batch context parallelism" (issue 17).
 PER_BATCH_CP = dict(keys("schema_version", "kind", "mixes", "mix_per_sequence", "gpus", "gpus_per_node", "steps",
