@@ -434,9 +434,14 @@ std::vector<MultimodalStrategy> ranked_strategies(const MultimodalSearch& s) {
   if (s.monolithic_found) found.push_back(MultimodalStrategy::monolithic);
   if (s.monolithic_subset_found) found.push_back(MultimodalStrategy::monolithic_subset);
   if (s.colocated_found) found.push_back(MultimodalStrategy::colocated);
-  std::stable_sort(found.begin(), found.end(), [&](MultimodalStrategy a, MultimodalStrategy b) {
-    return strategy_plan(s, a).iteration_time_s < strategy_plan(s, b).iteration_time_s;
-  });
+  // Insertion sort, stable, on at most four entries: std::stable_sort takes a temporary buffer
+  // from nothrow operator new, which test_search's counting operator new / delete do not replace
+  // (a new / free mismatch under ASan).
+  for (std::size_t i = 1; i < found.size(); ++i)
+    for (std::size_t j = i; j > 0 && strategy_plan(s, found[j]).iteration_time_s <
+                                         strategy_plan(s, found[j - 1]).iteration_time_s;
+         --j)
+      std::swap(found[j], found[j - 1]);
   return found;
 }
 

@@ -120,8 +120,8 @@ TEST(ProfileLinks, MeasuredValuesReplaceTheTiersAsGiven) {
 }
 
 TEST(ProfileLinks, ClustersInTheScopeCarryTheProfileLinksPerGpuOverTheTopLevel) {
-  const nlohmann::json gpus =
-      nlohmann::json::array({{{"key", "h100-sxm-80gb"}, {"links", {{"inter_node_gbps", 200}}}}});
+  // Parsed, not brace-built: nested braces build different documents under GCC and Clang.
+  const nlohmann::json gpus = nlohmann::json::parse(R"([{"key": "h100-sxm-80gb", "links": {"inter_node_gbps": 200}}])");
   const ScopedProfile scope(
       profile_from_json(profile_with({{"inter_node_gbps", 100}, {"inter_node_latency_us", 30}}, gpus), "p.json"));
   const Cluster h100 = load_cluster("h100-sxm-80gb:64");
