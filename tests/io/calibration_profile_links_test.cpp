@@ -23,7 +23,12 @@ constexpr const char* kNodeFields[] = {"intra_node_gbps", "inter_node_gbps", "in
                                        "inter_node_latency_us"};
 
 nlohmann::json profile_with(const nlohmann::json& links, const nlohmann::json& gpus = nlohmann::json::array()) {
-  nlohmann::json j = {{"schema_version", kProfileSchemaVersion}, {"kind", kProfileKind}, {"gpus", gpus}};
+  // Assigned key by key: a json value inside nested braces is copied by GCC but wrapped in an
+  // array by Clang (nlohmann/json's brace-initialisation caveat).
+  nlohmann::json j = nlohmann::json::object();
+  j["schema_version"] = kProfileSchemaVersion;
+  j["kind"] = kProfileKind;
+  j["gpus"] = gpus;
   if (!links.is_null()) j["links"] = links;
   return j;
 }
