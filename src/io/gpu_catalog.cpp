@@ -245,7 +245,9 @@ GpuSpec cluster_gpu(const nlohmann::json& j, const std::string& origin) {
 Cluster with_profile_links(Cluster cluster) {
   const LoadedProfile* profile = active_profile();
   if (profile == nullptr) return cluster;
-  return with_node_links(std::move(cluster), profile_node_links(*profile, cluster.gpu.key));
+  // Read the key before the move (argument evaluation order is unspecified: Clang moves first).
+  const NodeLinkOverrides links = profile_node_links(*profile, cluster.gpu.key);
+  return with_node_links(std::move(cluster), links);
 }
 
 // A bandwidth written in the cluster file, checked where it is read so the error names the
