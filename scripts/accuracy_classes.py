@@ -107,7 +107,7 @@ for name in ORDER:
         "moe": k["moe"],
         "gpu_families": sorted(k["families"]),
         "precisions": sorted(k["precisions"], key=["bf16", "fp8"].index),
-        "frameworks": sorted(k["frameworks"], key=["megatron", "torchtitan"].index),
+        "frameworks": sorted(k["frameworks"], key=["megatron", "megatron-deepspeed", "deepspeed", "torchtitan", "nemo-automodel", "pytorch"].index),
         "runs": len(k["errors"]), "median_error_pct": rounded(percentile(k["errors"], 50)),
         "p90_error_pct": rounded(percentile(k["errors"], 90)), "max_error_pct": rounded(max(k["errors"])),
         "max_gpus": k["max_gpus"], "max_seq": k["max_seq"], "max_ep_nodes": k["max_ep_nodes"],

@@ -85,6 +85,9 @@ def balance_methods_table(binary):
 
 BLOCKS = {
     "estimate-default": command_block(["estimate"]),
+    "validate-h200-memory": command_block(["validate", "tests/io/fixtures/h200/runs.csv",
+                                           "examples/h200/out_of_memory_run.csv", "--memory",
+                                           "tests/io/fixtures/h200/memory.csv"]),
     "simulate-1f1b": command_block(["simulate", "--schedule", "1f1b", "--stages", "4", "--microbatches", "8",
                                     "--fwd", "1", "--bwd", "2"]),
     "launch-dense": script_block(["plan", "--quiet", "--model", "llama3-70b", "--cluster", "h100-sxm-80gb:64",
@@ -96,10 +99,10 @@ BLOCKS = {
                                          "--quiet"]),
     "plan-cross-pool": command_block(["plan", "--model", "llama3-70b", "--cluster",
                                       "a100-sxm-40gb:64+h100-sxm-80gb:16", "--gbs", "512", "--seq", "4096"]),
-    "plan-compare-profile": command_block(["plan", "--model", "llama3-70b", "--cluster",
+    "plan-compare-profile": command_block(["plan", "--model", "llama3-8b", "--cluster",
                                            "a100-sxm-80gb:64+h100-sxm-80gb:64", "--gbs", "512", "--seq", "4096",
-                                           "--profile", "examples/profiles/inter-pool-1600g.json",
-                                           "--compare-profile", "examples/profiles/inter-pool-3200g.json"]),
+                                           "--profile", "examples/profiles/inter-pool-800g.json",
+                                           "--compare-profile", "examples/profiles/inter-pool-1600g.json"]),
     "plan-multimodal": command_block(["plan", "--model", "mllm-72b-gen", "--data", "caption-like", "--cluster",
                                       "h800:1296", "--gbs", "1920", "--top", "1"]),
     "balance-wlb": command_block(WLB_RUN),

@@ -402,7 +402,10 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
                   "Print only the best plan as megatron | torchtitan | json (multimodal: megatron, when monolithic is "
                   "recommended; several pools: rank-layout, when a cross-pool pipeline is)");
   sub->add_option("--fix", o->fix, "Pin degrees or switches, e.g. tp=8,recompute=full");
-  sub->add_option("--framework", o->framework, "Search what this framework can run: megatron | torchtitan")->capture_default_str();
+  sub->add_option("--framework", o->framework,
+                  "Search what this framework can run, priced as it runs: megatron | megatron-deepspeed | deepspeed | "
+                  "torchtitan | nemo-automodel | pytorch")
+      ->capture_default_str();
   sub->add_option("--max-memory-gib", o->max_memory_gib,
                   "Per-GPU memory limit, exactly (default: the GPU's usable memory less a 5% headroom)");
   sub->add_flag("--allow-cross-node-tp", o->cross_node_tp, "Let tensor parallelism span nodes");
@@ -491,8 +494,11 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
     if (o->emit == "rank-layout" && mixed.pools.size() < 2)
       throw Error("--emit", "rank-layout describes a pipeline across pools", "a cluster of several pools");
     PlanConstraints fix = parse_constraints(o->fix);
-    if (o->framework == "torchtitan") fix.defaults.framework = TrainingFramework::torchtitan;
-    else if (o->framework != "megatron") throw Error("--framework", "unknown framework '" + o->framework + "'", "megatron, torchtitan");
+    try {
+      fix.defaults.framework = parse_training_framework(o->framework);
+    } catch (const Error& e) {
+      throw Error("--framework", "unknown framework '" + o->framework + "'", e.allowed());
+    }
     if (o->emit == "torchtitan" && fix.defaults.framework != TrainingFramework::torchtitan)
       throw Error("--emit", "torchtitan needs a plan torchtitan can run", "--framework torchtitan --emit torchtitan");
     if (o->emit == "megatron" && fix.defaults.framework != TrainingFramework::megatron)

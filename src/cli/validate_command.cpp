@@ -1,4 +1,9 @@
-// tessera validate FILE.csv [--json] [--html OUT]: predicted vs measured for published runs.
+// tessera validate FILE.csv [FILE.csv ...] [--memory PEAKS.csv] [--json] [--html OUT]: predicted
+// vs measured for published runs, and predicted vs measured peak memory.
+#include <optional>
+#include <string>
+#include <vector>
+
 #include <fmt/core.h>
 
 #include <nlohmann/json.hpp>
@@ -11,22 +16,68 @@
 #include "io/html_file.h"
 #include "io/json_fields.h"
 #include "io/leave_one_source_out.h"
+#include "io/memory_check.h"
 #include "io/schema.h"
 #include "io/validation.h"
 #include "report/validate_page.h"
 
 namespace tessera::cli {
 
+namespace {
+nlohmann::json memory_check_to_json(const MemoryCheck& m) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const MemoryCheckRow& r : m.rows)
+    rows.push_back({{"id", r.id},
+                    {"ran", r.ran},
+                    {"predicted_fits", r.predicted_fits},
+                    {"verdict_right", r.verdict_right()},
+                    {"measured_allocated_gib", r.measured_gib < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.measured_gib)},
+                    {"predicted_allocated_gib", r.predicted_gib},
+                    {"predicted_total_gib", r.predicted_total_gib},
+                    {"usable_gib", r.usable_gib},
+                    {"error_pct", r.measured_gib < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.error_pct)},
+                    {"params_error_pct", r.params_error_pct}});
+  return {{"rows", rows},
+          {"summary",
+           {{"measured", m.measured},
+            {"median_abs_error_pct", m.median_abs_error_pct},
+            {"max_abs_error_pct", m.max_abs_error_pct},
+            {"fits_ran", m.fits_ran},
+            {"fits_out_of_memory", m.fits_oom},
+            {"does_not_fit_ran", m.no_fit_ran},
+            {"does_not_fit_out_of_memory", m.no_fit_oom}}}};
+}
+
+void print_memory_check(const CommandOutput& io, const MemoryCheck& m) {
+  io.print("\nmemory: predicted allocated peak vs measured (GiB), and the verdict\n");
+  io.print("{:<40} {:>14} {:>10} {:>10} {:>8} {:>12} {:>6}\n", "id", "ran", "measured", "predicted", "error%",
+           "total/usable", "right");
+  for (const MemoryCheckRow& r : m.rows) {
+    const std::string measured = r.measured_gib < 0 ? "-" : fmt::format("{:.2f}", r.measured_gib);
+    const std::string error = r.measured_gib < 0 ? "-" : fmt::format("{:+.1f}", r.error_pct);
+    io.print("{:<40} {:>14} {:>10} {:>10.2f} {:>8} {:>5.1f}/{:<6.1f} {:>6}\n", r.id, r.ran ? "yes" : "out_of_memory",
+             measured, r.predicted_gib, error, r.predicted_total_gib, r.usable_gib, r.verdict_right() ? "yes" : "NO");
+  }
+  io.print("memory peaks {}: |error| median {:.1f}%  max {:.1f}%; verdicts: fits & ran {}, does not fit & out of memory {}, "
+           "fits & out of memory {} (wrong), does not fit & ran {} (wrong)\n",
+           m.measured, m.median_abs_error_pct, m.max_abs_error_pct, m.fits_ran, m.no_fit_oom, m.fits_oom, m.no_fit_ran);
+}
+}  // namespace
+
 void register_validate(CLI::App& app, CommandRegistry& commands) {
   auto* sub = app.add_subcommand("validate", "Compare predictions with published measured runs");
   struct Options {
-    std::string file, html;
+    std::vector<std::string> files;
+    std::string html, memory;
     std::string pipeline = "simulated";
     bool json = false;
     bool leave_one_source_out = false;
   };
   auto o = std::make_shared<Options>();
-  sub->add_option("file", o->file, "Validation CSV (../shared/validation/README.md schema)")->required();
+  sub->add_option("file", o->files, "Validation CSVs (../shared/validation/README.md schema); ids unique across them")->required();
+  sub->add_option("--memory", o->memory,
+                  "Measured peaks (id, ran, peak_allocated_gib[, peak_reserved_gib, params]) of the files' runs: "
+                  "each peak's error and the fits / does-not-fit verdicts");
   sub->add_flag("--json", o->json, "Print one JSON document");
   sub->add_option("--html", o->html, "Write a self-contained HTML report (predicted vs measured, worst rows)");
   sub->add_flag("--leave-one-source-out", o->leave_one_source_out,
@@ -38,7 +89,11 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
       throw Error("--pipeline", "unknown value '" + o->pipeline + "'", "simulated, closed-form");
     if (o->leave_one_source_out && !o->html.empty())
       throw Error("--html", "not available with --leave-one-source-out", "--html without --leave-one-source-out");
-    const CsvTable table = parse_csv(json_fields::read_text_file(o->file, "file"), o->file);
+    if (o->leave_one_source_out && (o->files.size() != 1 || !o->memory.empty()))
+      throw Error("--leave-one-source-out", "takes one file and no --memory", "one validation CSV");
+    std::vector<CsvTable> tables;
+    for (const std::string& f : o->files) tables.push_back(parse_csv(json_fields::read_text_file(f, "file"), f));
+    const CsvTable& table = tables.front();
     if (o->leave_one_source_out) {
       const LeaveOneSourceOut loso = leave_one_source_out(table);
       if (o->json) {
@@ -61,9 +116,12 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
                  loso.max_abs_error_pct);
       return 0;
     }
-    const ValidationReport report = validate_runs(
-        table, o->pipeline == "simulated" ? PipelineModel::simulated : PipelineModel::closed_form);
+    const ValidationReport report = validate_files(
+        tables, o->pipeline == "simulated" ? PipelineModel::simulated : PipelineModel::closed_form);
     const auto& s = report.summary;
+    std::optional<MemoryCheck> memory;
+    if (!o->memory.empty())
+      memory = check_memory(read_measured_peaks(parse_csv(json_fields::read_text_file(o->memory, "--memory"), o->memory)), report);
     if (o->json || !o->html.empty()) {
       nlohmann::json out = {{"schema_version", kSchemaVersion},
                             {"rows", nlohmann::json::array()},
@@ -97,8 +155,9 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
                                              {"median_abs_error_pct", k.median_abs_error_pct},
                                              {"p90_abs_error_pct", k.p90_abs_error_pct},
                                              {"max_abs_error_pct", k.max_abs_error_pct}});
+      if (memory) out["memory"] = memory_check_to_json(*memory);
       note_profile(out);
-      if (!o->html.empty()) write_html_file(o->html, report::validate_page_html(out, o->file));
+      if (!o->html.empty()) write_html_file(o->html, report::validate_page_html(out, o->files.front()));
       if (o->json) {
         io.print("{}\n", json_fields::to_text(out, 2));
         return 0;
@@ -123,6 +182,7 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
     if (s.model_gpus_groups > 0)
       io.print("mean Spearman rank correlation over {} groups of equal (model, GPUs): {:.3f}\n",
                  s.model_gpus_groups, s.mean_model_gpus_spearman);
+    if (memory) print_memory_check(io, *memory);
     io.print("{}", profile_note());
     return 0;
   });

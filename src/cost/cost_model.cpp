@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "cost/collective_cost.h"
+#include "cost/eager_kernels.h"
 #include "cost/compute_cost.h"
 #include "cost/layer_cost.h"
 #include "cost/memory_model.h"
@@ -146,7 +147,12 @@ StageCost output_head_cost(const LayerContext& x, double tp_one_s) {
   const double h = static_cast<double>(x.m.hidden);
   const double vocab_local = static_cast<double>(x.m.vocab) / x.tp;
   const double gemm = gemm_time_s(x.tokens, vocab_local, h, 1.0, x.c.gpu, false);
-  const double loss = memory_bound_time_s(kLossBytesPerLogit * x.tokens * vocab_local, x.c.gpu);
+  const bool eager = x.p.framework == TrainingFramework::pytorch;
+  // Eager PyTorch: transformers' loss (eager_kernels.h) and autocast's bf16 copy of the fp32
+  // lm_head weight each forward, its gradient cast back.
+  const double loss_bytes = (eager ? kEagerLossBytesPerLogit : kLossBytesPerLogit) * x.tokens * vocab_local;
+  const double head_cast_bytes = eager ? (kEagerWeightCastBytesPerParam + kEagerGradCastBytesPerParam) * vocab_local * h : 0.0;
+  const double loss = memory_bound_time_s(loss_bytes + head_cast_bytes, x.c.gpu);
   head.compute_s = gemm * (1.0 + kGemmBackwardOverForward) + loss;
   head.tp_s = x.p.sequence_parallel ? tp_one_s : 0.0;  // gather the sequence before the logits
   head.fwd_s = gemm + loss / 2.0 + head.tp_s / 2.0;
@@ -216,20 +222,31 @@ class IterationModel {
     return sc;
   }
 
+  // Interleaved with unequal chunks: (pp - 1) x the slowest chunk (pipeline_bubble.h). The
+  // slowest is the embedding's chunk, the head's, or a widest plain one: chunk 1, round 0 of
+  // stage 1, whose lighter chunks (LayerSplit) come last.
+  double chunk_bubble_s() const {
+    if (p.vpp <= 1 || split.even()) return 0.0;
+    double slowest = std::max(chunk_cost(0).total(), chunk_cost(split.virtual_stages - 1).total());
+    slowest = std::max(slowest, chunk_cost(1).total());
+    return static_cast<double>(p.pp - 1) * slowest;
+  }
+
   StageCost stage_cost(std::int64_t s) const {
     StageCost sc;
     for (std::int64_t k = s; k < split.virtual_stages; k += p.pp) add_cost(sc, chunk_cost(k));
     return sc;
   }
 
-  // Stages [0, special_end) are evaluated one by one: the first, and those whose mix of dense
+  // Stages [0, special_end) are evaluated one by one: the first, the middle stages that hold a
+  // layer fewer (LayerSplit::light_middles, right after the first), and those whose mix of dense
   // and MoE layers differs from the middle stages' (leading dense layers; an alternating pattern,
   // which can differ on every stage).
   std::int64_t special_end() const {
     const std::int64_t pp = p.pp;
-    std::int64_t end = 1;
+    std::int64_t end = 1 + split.light_middles;
     if (!m.is_moe()) return end;
-    if (m.moe.layer_freq > 1) end = std::max<std::int64_t>(1, pp - 1);
+    if (m.moe.layer_freq > 1) end = std::max<std::int64_t>(end, pp - 1);
     const std::int64_t typical = pp > 2 ? moe_layers_on_stage(m, split, pp - 2, pp) : 0;
     while (end < pp - 1 && moe_layers_on_stage(m, split, end, pp) != typical) ++end;
     return end;
@@ -238,7 +255,7 @@ class IterationModel {
   StageShape stage_shape(std::int64_t s) const {
     const std::int64_t pp = p.pp;
     StageShape shape;
-    shape.layers = split.physical_stage_layers(s, pp);
+    shape.layers = split.physical_stage_layers(s);
     shape.moe_layers = moe_layers_on_stage(m, split, s, pp);
     shape.framework = p.framework;
     shape.has_embedding = s == 0;
@@ -279,6 +296,13 @@ class IterationModel {
                              ? params.total()
                              : params.dense / static_cast<double>(dp_ranks) +
                                    params.expert / static_cast<double>(edp_ranks);
+    if (p.framework == TrainingFramework::pytorch) {
+      // Fused AdamW on fp32 parameters, and each later micro-batch's AccumulateGrad into the
+      // fp32 gradients (Megatron accumulates inside its fused wgrad GEMMs).
+      const double accumulations = static_cast<double>(std::max<std::int64_t>(0, microbatches - 1));
+      const double grads = p.zero == OptimizerSharding::zero3 || p.zero == OptimizerSharding::zero2 ? local : params.total();
+      return memory_bound_time_s(kEagerAdamStepBytesPerParam * local + kEagerGradAccumulateBytesPerParam * accumulations * grads, c.gpu);
+    }
     return memory_bound_time_s(kAdamStepBytesPerParam * local, c.gpu);
   }
 
@@ -434,7 +458,12 @@ PipelineP2p pipeline_p2p(const IterationModel& it) {
   // sends once each way per micro-batch and chunk, serialised with its compute (DeepSpeed
   // PipelineEngine's RecvActivation / SendActivation / RecvGrad / SendGrad instructions).
   const double steady = p.overlap_p2p ? 0.0 : 4.0 * static_cast<double>(p.vpp * it.microbatches) * t.mean_s;
-  t.exposed_s = 2.0 * fill_s + steady;
+  // Interleaved, the first micro-batch's forward passes through every virtual stage: each
+  // round's pp - 1 boundaries and the vpp - 1 wraps from the last stage back to the first (the
+  // drain likewise), as the simulator's timeline has them.
+  const double vpp = static_cast<double>(p.vpp);
+  const double traversal_s = vpp * fill_s + (vpp - 1.0) * t.boundary_s(p.pp - 1);
+  t.exposed_s = 2.0 * traversal_s + steady;
   return t;
 }
 
@@ -491,7 +520,7 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, cons
   e.time.ep_comm_s = mb * stages.worst.ep_s;
   e.time.optimizer_s = stages.optimizer_s;
   if (mode == PipelineModel::closed_form) {
-    const PipelineTimes pipe = pipeline_closed_form(stages.sum_s, stages.max_s, it.microbatches, p.vpp);
+    const PipelineTimes pipe = pipeline_closed_form(stages.sum_s, stages.max_s, it.microbatches, p.vpp, it.chunk_bubble_s());
     e.time.bubble_s = pipe.bubble_s;
     e.time.pp_comm_s = p2p.exposed_s;
     e.time.dp_comm_s = stages.dp_exposed_s;

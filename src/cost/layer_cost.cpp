@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "cost/compute_cost.h"
+#include "cost/eager_kernels.h"
 #include "cost/moe_layer_cost.h"
 #include "core/units.h"
 #include "model/parameter_count.h"
@@ -41,6 +42,13 @@ constexpr double kElementwiseKernelsPerLayer = 8.0;
 // Of a layer's host operators, the share issued before the MoE router's routing counts are known
 // (the attention block and the router): the rest waits for the host sync.
 constexpr double kHostOpsBeforeRouting = 0.5;
+
+// The fp32 weights of one layer's linears that autocast casts (eager PyTorch): projections and
+// the MLP (an MoE layer's routed experts all, as HF runs every expert's weights).
+double eager_cast_params(const ModelSpec& m, bool moe) {
+  const ParameterCount c = count_parameters(m);
+  return c.attention_per_layer + (moe ? c.moe_mlp_per_layer : c.dense_mlp_per_layer);
+}
 
 // Attention projections' forward time, and the part that MLA's up-projections take.
 struct ProjectionTimes {
@@ -216,9 +224,18 @@ LayerCost layer_cost(const LayerContext& x, bool moe, Recompute recompute) {
     const double cast = fp8_cast_bytes_per_element(p.fp8_recipe);
     elementwise_bytes_fwd += cast * T * (2.0 * h / sp_divisor + q_width / t + act_width);
   }
-  const double elementwise_fwd = memory_bound_time_s(elementwise_bytes_fwd, x.c.gpu) +
-                                 kElementwiseKernelsPerLayer * x.c.gpu.kernel_overhead_s;
-  const double elementwise_bwd = kElementwiseBackwardOverForward * elementwise_fwd;
+  double elementwise_fwd = memory_bound_time_s(elementwise_bytes_fwd, x.c.gpu) +
+                           kElementwiseKernelsPerLayer * x.c.gpu.kernel_overhead_s;
+  double elementwise_bwd = kElementwiseBackwardOverForward * elementwise_fwd;
+  if (p.framework == TrainingFramework::pytorch) {
+    // Eager PyTorch: every elementwise op its own kernel (cost/eager_kernels.h), and autocast's
+    // bf16 copy of each fp32 weight per forward (again when recomputed), its gradient cast back.
+    const double params = eager_cast_params(m, moe);
+    elementwise_fwd = memory_bound_time_s(T * eager_layer_forward_bytes_per_token(m) + kEagerWeightCastBytesPerParam * params, x.c.gpu) +
+                      kEagerKernelsPerLayerForward * x.c.gpu.kernel_overhead_s;
+    elementwise_bwd = memory_bound_time_s(T * eager_layer_backward_bytes_per_token(m) + kEagerGradCastBytesPerParam * params, x.c.gpu) +
+                      kEagerKernelsPerLayerBackward * x.c.gpu.kernel_overhead_s;
+  }
 
   // GPU work, forward and backward; the MoE block's backward is twice its GEMMs and casts, once
   // its router and permutation.

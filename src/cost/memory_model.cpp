@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/units.h"
+#include "cost/eager_pytorch_memory.h"
 #include "hardware/physical_ranges.h"
 #include "model/parameter_count.h"
 
@@ -114,6 +115,8 @@ StageParameters stage_parameters(const ModelSpec& m, const Plan& p, const StageS
 
 MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const Workload& w,
                              const StageShape& s, const GpuSpec& gpu) {
+  // A plain PyTorch loop has one stage (plan.cpp check_framework) and its own tensors.
+  if (s.framework == TrainingFramework::pytorch) return eager_pytorch_memory(m, p, w, gpu);
   MemoryBreakdown mem;
   const StageParameters params = stage_parameters(m, p, s);
   const bool torchtitan = s.framework == TrainingFramework::torchtitan;
@@ -139,7 +142,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const Workload& 
     // The persistent shard: Megatron-FSDP keeps a 16-bit (or FP8) shard besides the fp32 master;
     // FSDP2's sharded parameter is the master itself (in optimizer_bytes).
     const double shard_gemm_bytes = p.precision == Precision::fp8 && p.fp8_param_gather ? units::kBytesFp8 : kWeightBytesPerParam;
-    mem.weights_bytes = torchtitan ? 0.0 : kWeightBytesPerParam * (sharded_params - sharded_gemm) + shard_gemm_bytes * sharded_gemm;
+    mem.weights_bytes = fsdp2_framework(s.framework) ? 0.0 : kWeightBytesPerParam * (sharded_params - sharded_gemm) + shard_gemm_bytes * sharded_gemm;
   } else {
     mem.weights_bytes = weight_bytes(total_params, gemm_params);
   }

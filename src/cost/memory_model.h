@@ -80,8 +80,7 @@ struct StageShape {
   bool has_embedding = false;
   bool has_output_head = false;   // also holds the model's MTP modules (Megatron-Core's default)
   double inflight_microbatches = 0;  // micro-batches whose activations are held at the peak
-  // Which stack runs the plan (activation_memory.h). TODO(lead): fill from a Plan field
-  // (`framework=torchtitan` in plan text) once it exists; megatron until then.
+  // Which stack runs the plan (Plan::framework; activation_memory.h, eager_pytorch_memory.h).
   TrainingFramework framework = TrainingFramework::megatron;
 };
 

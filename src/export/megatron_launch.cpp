@@ -33,14 +33,15 @@ void add_recompute_modules(std::vector<std::string>& out, unsigned modules) {
   }
 }
 
-bool uneven(const LayerSplit& s) { return s.first != s.middle || s.last != s.middle; }
+bool uneven(const LayerSplit& s) { return !s.even(); }
 
 // Pipeline layout. Megatron's --decoder-first/last-pipeline-num-layers count the layers of the
-// whole first / last pipeline rank and split them evenly over its virtual stages
-// (transformer_config.py: "must be divisible by virtual pipeline parallel degree"); Tessera's
-// uneven split shortens only the first and last virtual stages, which those flags cannot say with
-// vpp > 1. So: vpp = 1 and uneven: the two flags (each rank holds one stage); vpp > 1 and even:
-// --num-layers-per-virtual-pipeline-stage; vpp > 1 and uneven: an explicit layout.
+// whole first / last pipeline rank and split each rank's layers evenly over its virtual stages
+// (transformer_block.py get_num_layers_to_build: "should be divisible by vp_size"); Tessera's
+// split (plan.h LayerSplit) also gives a rank's chunks unequal counts where its layers do not
+// divide by vpp, which only a layout can say. So: vpp = 1 and uneven: the two flags (each rank
+// holds one stage); vpp > 1 and even: --num-layers-per-virtual-pipeline-stage; vpp > 1 and
+// uneven: an explicit layout.
 void add_pipeline(std::vector<std::string>& a, const ModelSpec& m, const Plan& p) {
   if (p.pp == 1) return;
   const LayerSplit split = split_layers(p, m.layers);

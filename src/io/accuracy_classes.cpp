@@ -15,12 +15,14 @@ namespace {
 
 constexpr const char* kFile = "accuracy_classes.json";
 
-const char* framework_key(TrainingFramework f) { return f == TrainingFramework::torchtitan ? "torchtitan" : "megatron"; }
+const char* framework_key(TrainingFramework f) { return to_string(f); }
 
 TrainingFramework parse_framework_key(const std::string& s) {
-  if (s == "megatron") return TrainingFramework::megatron;
-  if (s == "torchtitan") return TrainingFramework::torchtitan;
-  throw Error("accuracy_classes.frameworks", "unknown framework '" + s + "'", "megatron, torchtitan");
+  try {
+    return parse_training_framework(s);
+  } catch (const Error& e) {
+    throw Error("accuracy_classes.frameworks", "unknown framework '" + s + "'", e.allowed());
+  }
 }
 
 template <typename T>

@@ -104,8 +104,9 @@ PlanRequest plan_from_megatron_args(const std::vector<std::string>& args, const 
   if (pp < 1 || pp > model.layers)  // before any division by it (found by fuzz_megatron_args)
     throw Error("--pipeline-model-parallel-size", "got " + std::to_string(pp),
                 "1 to the model's " + std::to_string(model.layers) + " layers");
-  // An explicit layout (uneven virtual stages): its stage count is pp x vpp; the first and last
-  // virtual stages' transformer layers are the plan's first / last stage layers.
+  // An explicit layout (uneven virtual stages): its stage count is pp x vpp; the transformer
+  // layers of the first and last physical stages (virtual stages k % pp == 0 and pp - 1) are the
+  // plan's first / last stage layers, as Megatron's --decoder-first/last-pipeline-num-layers count.
   std::int64_t layout_first = 0, layout_last = 0;
   if (values.count("--pipeline-model-parallel-layout")) {
     const auto stages = megatron_layout_stages(values.at("--pipeline-model-parallel-layout"));
@@ -114,8 +115,11 @@ PlanRequest plan_from_megatron_args(const std::vector<std::string>& args, const 
       throw Error("--pipeline-model-parallel-layout", "its stages do not divide by the pipeline size",
                   "pp x vpp stages separated by |");
     s += fmt::format(",vpp={}", stage_count / pp);
-    layout_first = std::count(stages.front().begin(), stages.front().end(), 't');
-    layout_last = std::count(stages.back().begin(), stages.back().end(), 't');
+    for (std::size_t k = 0; k < stages.size(); ++k) {
+      const auto decoders = std::count(stages[k].begin(), stages[k].end(), 't');
+      if (static_cast<std::int64_t>(k) % pp == 0) layout_first += decoders;
+      if (static_cast<std::int64_t>(k) % pp == pp - 1) layout_last += decoders;
+    }
   } else if (values.count("--num-virtual-stages-per-pipeline-rank"))
     s += fmt::format(",vpp={}", get("--num-virtual-stages-per-pipeline-rank", 1));
   else if (values.count("--num-layers-per-virtual-pipeline-stage")) {

@@ -61,9 +61,7 @@ PlanRequest build(const std::map<std::string, std::string>& kv, const ModelSpec&
     else if (key == "recompute_modules") p.recompute_modules = parse_recompute_modules(value);
     else if (key == "reshard") p.reshard_after_forward = parse_switch(key, value);
     else if (key == "framework") {
-      if (value == "megatron") p.framework = TrainingFramework::megatron;
-      else if (value == "torchtitan") p.framework = TrainingFramework::torchtitan;
-      else throw Error("framework", "unknown value '" + value + "'", "megatron, torchtitan");
+      p.framework = parse_training_framework(value);
     }
     else throw Error("plan." + key, "unknown key", kKeys);
   }
@@ -171,7 +169,7 @@ nlohmann::json plan_to_json(const Plan& p, const Workload& w) {
           {"fp8_param_gather", p.fp8_param_gather},
           {"recompute_modules", recompute_modules_text(p.recompute_modules)},
           {"reshard", p.reshard_after_forward},
-          {"framework", p.framework == TrainingFramework::torchtitan ? "torchtitan" : "megatron"}};
+          {"framework", to_string(p.framework)}};
 }
 
 std::string plan_to_shorthand(const Plan& p, const Workload& w) {
@@ -199,7 +197,7 @@ std::string plan_to_shorthand(const Plan& p, const Workload& w) {
   if (p.fp8_param_gather) s += ",fp8_param_gather=1";
   if (p.recompute_modules) s += ",recompute_modules=" + recompute_modules_text(p.recompute_modules);
   if (!p.reshard_after_forward) s += ",reshard=0";
-  if (p.framework == TrainingFramework::torchtitan) s += ",framework=torchtitan";
+  if (p.framework != TrainingFramework::megatron) s += std::string(",framework=") + to_string(p.framework);
   return s;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <set>
 #include <utility>
 
 #include <fmt/core.h>
@@ -76,7 +77,10 @@ ModelSpec row_model(const Row& r, std::map<std::string, std::string>& assumed) {
   m.linear_bias = gpt_style;
   m.dropout = gpt_style;  // Megatron's GPT default (hidden and attention dropout 0.1)
   m.position = gpt_style ? PositionEmbedding::learned : PositionEmbedding::rope;
-  m.tied_embeddings = false;
+  // The schema has no column for it; a model named "(tied embeddings)" shares its embedding with
+  // the LM head (Llama 3.2 1B / 3B: tie_word_embeddings in their configs).
+  m.tied_embeddings = m.name.find("tied embeddings") != std::string::npos;
+  if (m.tied_embeddings) assumed["tied_embeddings"] = "yes (model_name)";
   const std::int64_t experts = r.integer_or("n_experts", 0);
   if (experts > 1) {
     m.moe.experts = experts;
@@ -134,13 +138,28 @@ void set_moe_and_fp8_knobs(const Row& r, const ModelSpec& model, Plan& p, std::m
       assumed["dispatcher"] = std::string(to_string(p.dispatcher)) + (p.overlap_ep ? " with EP overlap" : "") + " (notes)";
   }
   if (p.precision == Precision::fp8 && says("delayed scaling")) p.fp8_recipe = Fp8Recipe::delayed;
-  if (r.get("source").find("torchtitan") != std::string::npos) {
-    p.framework = TrainingFramework::torchtitan;
-    assumed["framework"] = "torchtitan (source): op-level selective checkpointing, FSDP2";
-  }
   if (says("recompute of mla_up_proj") || says("RM='mla_up_proj'")) {
     p.recompute_modules = kRecomputeMlaUpProj;
     assumed["recompute_modules"] = "mla_up_proj (notes)";
+  }
+}
+
+// The row's `framework` column (validation README §1). `other` (in-house software) and a file
+// without the column are priced as Megatron-Core, and say so.
+TrainingFramework row_framework(const Row& r, std::map<std::string, std::string>& assumed) {
+  if (!r.has("framework") || r.empty("framework")) {
+    assumed["framework"] = "megatron (no framework column)";
+    return TrainingFramework::megatron;
+  }
+  const std::string text = r.get("framework");
+  if (text == "other") {
+    assumed["framework"] = "megatron (framework 'other': in-house software priced as Megatron-Core)";
+    return TrainingFramework::megatron;
+  }
+  try {
+    return parse_training_framework(text);
+  } catch (const Error& e) {
+    throw Error("framework", "unknown value '" + text + "'", e.allowed() + ", other");
   }
 }
 
@@ -172,7 +191,10 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::v
   out.id = r.get("id");
   out.model_name = r.get("model_name");
   out.metric = r.get("measured_metric");
-  out.measured = r.number("measured_value");
+  // A row with neither metric nor value describes a configuration only (a run that did not
+  // finish, e.g. out of memory): its plan is estimated, nothing is compared.
+  const bool configuration_only = out.metric.empty() && r.empty("measured_value");
+  out.measured = configuration_only ? 0.0 : r.number("measured_value");
   const ModelSpec model = row_model(r, out.assumed);
   const GpuSpec& gpu = row_gpu(r.get("gpu"), gpu_overrides);
   const std::int64_t n = r.integer("n_gpus");
@@ -194,6 +216,7 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::v
   base.ep = r.integer_or("ep", 1);
   base.precision = parse_precision(r.get("precision"));
   set_moe_and_fp8_knobs(r, model, base, out.assumed);
+  base.framework = row_framework(r, out.assumed);
   // The schema has no attention-kernel column. FlashAttention (Dao et al., arXiv 2205.14135,
   // 2022) reached Megatron-LM and DeepSpeed as an option in 2023 and became the default with
   // Transformer Engine on Hopper; the Ampere runs on record (2021-2023 Megatron-LM, DeepSpeed,
@@ -205,16 +228,22 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::v
     // (Megatron-LM added --overlap-p2p-communication with Megatron-Core in 2023).
     base.overlap_p2p = false;
   }
-  // DeepSpeed's engines (2021-2022: BLOOM, MT-NLG, ZeRO-3) issue pipeline send/recv as blocking
-  // calls with whole activations, reduce gradients after the pipeline flush and gather ZeRO-3
-  // weights on the compute stream (DeepSpeed PipelineEngine, stage3). The schema has no engine
-  // column; the notes name it.
-  if (r.get("notes").find("DeepSpeed") != std::string::npos) {
-    base.overlap_p2p = false;
-    base.p2p_scatter_gather = false;
-    base.overlap_grad_reduce = false;
+  // DeepSpeed's engines (framework deepspeed, megatron-deepspeed: BLOOM, MT-NLG, ZeRO-3, vTrain).
+  // With pp > 1 the PipelineEngine runs a fixed instruction schedule (deepspeed/runtime/pipe/
+  // schedule.py TrainSchedule): blocking send/recv of whole activations between compute steps and
+  // ReduceGrads after the flush, so nothing of the reduction hides. With pp = 1 the engine's
+  // overlap_comm (reduce buckets during backward) is a config value no row publishes: an unknown
+  // knob, filled like the others with the faster setting (overlapped). ZeRO-3's gathers run on
+  // the compute stream (stage3 prefetching issues them in order, not ahead).
+  if (deepspeed_engine(base.framework)) {
+    if (base.pp > 1) {
+      base.overlap_p2p = false;
+      base.p2p_scatter_gather = false;
+      base.overlap_grad_reduce = false;
+    }
     base.overlap_param_gather = false;
-    out.assumed["engine"] = "DeepSpeed (blocking p2p, no overlap of gradient reduce or ZeRO-3 gathers)";
+    out.assumed["engine"] = base.pp > 1 ? "DeepSpeed pipeline engine (blocking p2p, gradients reduced after the flush)"
+                                        : "DeepSpeed (overlap_comm assumed on; ZeRO-3 gathers not overlapped)";
   }
 
   // Candidate values for every unknown knob.
@@ -314,6 +343,10 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::v
   out.plan_value = best_plan;
 
   const double T = best.iteration_time_s;
+  if (configuration_only) {
+    out.predicted = out.predicted_time_s = T;
+    return out;
+  }
   const double B = static_cast<double>(w.global_batch), s = static_cast<double>(w.seq_len);
   const double nd = static_cast<double>(n);
   double measured_T = 0;
@@ -427,11 +460,17 @@ ValidationReport validate_runs(const CsvTable& table, PipelineModel pipeline,
   for (const auto& cells : table.rows) {
     const Row r{table, cells};
     try {
-      report.rows.push_back(validate_row(r, pipeline, gpu_overrides));
+      ValidationResult row = validate_row(r, pipeline, gpu_overrides);
+      (row.metric.empty() ? report.configurations : report.rows).push_back(std::move(row));
     } catch (const Error& e) {
       report.skipped.push_back({cells[static_cast<std::size_t>(id_col)], e.what()});
     }
   }
+  summarize_report(report);
+  return report;
+}
+
+void summarize_report(ValidationReport& report) {
   std::vector<double> abs_errors;
   for (const auto& row : report.rows) abs_errors.push_back(std::fabs(row.error_pct));
   auto& s = report.summary;
@@ -462,7 +501,31 @@ ValidationReport validate_runs(const CsvTable& table, PipelineModel pipeline,
                 s.mean_group_spearman, s.spearman_groups);
   mean_spearman([](const ValidationResult& r) { return fmt::format("{}|{}", r.model_name, r.n_gpus); },
                 s.mean_model_gpus_spearman, s.model_gpus_groups);
-  return report;
+}
+
+ValidationReport validate_files(const std::vector<CsvTable>& tables, PipelineModel pipeline) {
+  ValidationReport all;
+  std::set<std::string> ids;
+  auto take = [&ids](const std::string& id) {
+    if (!ids.insert(id).second) throw Error("csv.id", "'" + id + "' given twice", "ids unique across the files");
+  };
+  for (const CsvTable& table : tables) {
+    ValidationReport one = validate_runs(table, pipeline);
+    for (auto& r : one.rows) {
+      take(r.id);
+      all.rows.push_back(std::move(r));
+    }
+    for (auto& r : one.configurations) {
+      take(r.id);
+      all.configurations.push_back(std::move(r));
+    }
+    for (auto& k : one.skipped) {
+      take(k.id);
+      all.skipped.push_back(std::move(k));
+    }
+  }
+  summarize_report(all);
+  return all;
 }
 
 }  // namespace tessera

@@ -64,6 +64,9 @@ struct ValidationSummary {
 struct ValidationReport {
   std::vector<ValidationResult> rows;
   std::vector<ValidationSkip> skipped;
+  // Rows with no measured metric (configurations only: a run that ran out of memory), estimated
+  // for the memory check and not in the summary.
+  std::vector<ValidationResult> configurations;
   ValidationSummary summary;
 };
 
@@ -72,6 +75,11 @@ struct ValidationReport {
 // leave-one-source-out checks vary calibration constants); nullptr = the catalog.
 ValidationReport validate_runs(const CsvTable& table, PipelineModel pipeline = PipelineModel::simulated,
                                const std::vector<GpuSpec>* gpu_overrides = nullptr);
+
+// Several files as one report (ids unique across them: Error "csv.id"); the summary over all rows.
+ValidationReport validate_files(const std::vector<CsvTable>& tables, PipelineModel pipeline = PipelineModel::simulated);
+// Fills report.summary from report.rows.
+void summarize_report(ValidationReport& report);
 
 // GPU family whose GEMM efficiency is one fitted constant: "ampere" (a100*), "hopper" (h100*,
 // h800, h200), or "" (another part). Accuracy classes and the leave-one-source-out refit use it.

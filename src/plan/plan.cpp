@@ -48,6 +48,34 @@ Precision parse_precision(const std::string& text) {
   throw Error("precision", "unknown value '" + text + "'", "bf16, fp16, fp8");
 }
 
+namespace {
+struct FrameworkName {
+  TrainingFramework value;
+  const char* text;
+};
+// The validation schema's `framework` values (../shared/validation/README.md §1), in its order.
+constexpr FrameworkName kFrameworkNames[] = {
+    {TrainingFramework::megatron, "megatron"},         {TrainingFramework::megatron_deepspeed, "megatron-deepspeed"},
+    {TrainingFramework::deepspeed, "deepspeed"},       {TrainingFramework::torchtitan, "torchtitan"},
+    {TrainingFramework::nemo_automodel, "nemo-automodel"}, {TrainingFramework::pytorch, "pytorch"},
+};
+}  // namespace
+
+const char* to_string(TrainingFramework value) {
+  for (const FrameworkName& f : kFrameworkNames)
+    if (f.value == value) return f.text;
+  return "megatron";
+}
+
+TrainingFramework parse_training_framework(const std::string& text) {
+  std::string allowed;
+  for (const FrameworkName& f : kFrameworkNames) {
+    if (text == f.text) return f.value;
+    allowed += (allowed.empty() ? "" : ", ") + std::string(f.text);
+  }
+  throw Error("framework", "unknown value '" + text + "'", allowed);
+}
+
 const char* to_string(Fp8Recipe value) {
   switch (value) {
     case Fp8Recipe::delayed: return "delayed";
@@ -182,10 +210,37 @@ void validate_moe_plan(const Plan& p, const ModelSpec& m) {
     throw Error("fp8_recipe", "delayed scaling does not support recomputing moe_act or layernorm",
                 "tensorwise, blockwise or mxfp8 with those modules, or modules without them");
 }
+
+// What each framework can run, where it is narrower than Megatron-Core.
+// - pytorch: a plain loop (torch.nn.parallel.DistributedDataParallel, FSDP / fully_shard, or one
+//   GPU) over a Hugging Face model has no tensor, pipeline, context or expert parallelism of its
+//   own, and AMP has no FP8 GEMMs (torch.autocast casts to bf16 / fp16 only).
+// - deepspeed, megatron-deepspeed: DeepSpeed's engine has no ring context parallelism (its
+//   sequence parallelism is Ulysses, over heads; Megatron-DeepSpeed has no Megatron-Core cp).
+void check_framework(const Plan& p) {
+  const char* name = to_string(p.framework);
+  if (p.framework == TrainingFramework::pytorch) {
+    const std::pair<const char*, std::int64_t> degrees[] = {{"tp", p.tp}, {"pp", p.pp}, {"cp", p.cp}, {"ep", p.ep}};
+    for (const auto& [key, value] : degrees)
+      if (value != 1)
+        throw Error(key, std::string("framework ") + name + " (a plain DDP / FSDP loop) has no " + key + " parallelism",
+                    std::string(key) + "=1, or a framework that has it (megatron, torchtitan)");
+    if (p.precision == Precision::fp8)
+      throw Error("precision", std::string("framework ") + name + " runs AMP, which has no FP8 GEMMs",
+                  "bf16, or a framework with FP8 (megatron, torchtitan)");
+    // transformers' gradient_checkpointing_enable() checkpoints whole decoder layers.
+    if (p.recompute == Recompute::selective)
+      throw Error("recompute", std::string("framework ") + name + " checkpoints whole layers (Hugging Face gradient checkpointing)",
+                  "none, full");
+  }
+  if (deepspeed_engine(p.framework) && p.cp != 1)
+    throw Error("cp", std::string("framework ") + name + " has no context parallelism", "cp=1, or framework megatron");
+}
 }  // namespace
 
 void validate_plan(const Plan& p, const ModelSpec& m, const Cluster& c, const Workload& w) {
   w.validate();
+  check_framework(p);
   require_positive("tp", p.tp, kMaxDegree);
   require_positive("pp", p.pp, kMaxDegree);
   require_positive("dp", p.dp, kMaxDegree);
@@ -258,62 +313,130 @@ void validate_plan(const Plan& p, const ModelSpec& m, const Cluster& c, const Wo
   (void)split_layers(p, m.layers);  // throws if a requested uneven split is impossible
 }
 
-LayerSplit split_layers(const Plan& p, std::int64_t layers) {
-  const std::int64_t stages = p.pp * p.vpp;
-  if (stages == 1) return {layers, 0, 0, 1};
+namespace {
+// Physical stages with explicit first / last counts (Megatron's --decoder-first/last-pipeline-
+// num-layers): the unspecified end takes the middle stages' share, the middles share the rest.
+LayerSplit explicit_physical_split(const Plan& p, std::int64_t layers) {
   std::int64_t first = p.first_stage_layers;
   std::int64_t last = p.last_stage_layers;
-  if (first == 0 && last == 0 && layers % stages == 0) {
-    const std::int64_t each = layers / stages;
-    return {each, each, each, stages};
+  if (first == 0 || last == 0) {
+    const std::int64_t known = first + last;
+    const std::int64_t remaining = layers - known;
+    const std::int64_t middle_count = p.pp - 1;
+    if (remaining < middle_count || remaining % middle_count != 0)
+      throw Error(first == 0 ? "last_stage_layers" : "first_stage_layers",
+                  "the remaining " + std::to_string(remaining) + " layers do not divide evenly over " +
+                      std::to_string(middle_count) + " stages",
+                  "a count leaving a multiple of " + std::to_string(middle_count));
+    const std::int64_t each = remaining / middle_count;
+    if (first == 0) first = each;
+    if (last == 0) last = each;
   }
-  if (first == 0 && last == 0) {
-    // Middle stages take ceil(L/S); the rest is shared by the first and last, which take fewer
-    // (the last, which also computes the logits and loss, takes the smaller share).
-    std::int64_t middle = (layers + stages - 1) / stages;
-    std::int64_t rest = layers - (stages - 2) * middle;
-    while (rest < 2 && middle > 1) {
-      --middle;
-      rest = layers - (stages - 2) * middle;
-    }
-    last = rest / 2;
-    first = rest - last;
-  } else {
-    if (first == 0 || last == 0) {
-      const std::int64_t known = first + last;
-      const std::int64_t remaining = layers - known;
-      // The unspecified end gets the middle stages' share (Megatron semantics).
-      const std::int64_t middle_count = stages - 1;
-      if (remaining < middle_count || remaining % middle_count != 0)
-        throw Error(first == 0 ? "last_stage_layers" : "first_stage_layers",
-                    "the remaining " + std::to_string(remaining) + " layers do not divide evenly over " +
-                        std::to_string(middle_count) + " stages",
-                    "a count leaving a multiple of " + std::to_string(middle_count));
-      const std::int64_t each = remaining / middle_count;
-      if (first == 0) first = each;
-      if (last == 0) last = each;
-    }
-    const std::int64_t remaining = layers - first - last;
-    const std::int64_t middle_count = stages - 2;
-    if (remaining < 0 || (middle_count == 0 && remaining != 0) ||
-        (middle_count > 0 && (remaining < middle_count || remaining % middle_count != 0)))
-      throw Error("first_stage_layers",
-                  "first + last = " + std::to_string(first + last) + " leaves " +
-                      std::to_string(remaining) + " layers for " + std::to_string(middle_count) +
-                      " middle stages",
-                  "values leaving an equal positive count per middle stage");
-  }
-  const std::int64_t middle = stages > 2 ? (layers - first - last) / (stages - 2) : 0;
-  return {first, middle, last, stages};
+  const std::int64_t remaining = layers - first - last;
+  const std::int64_t middle_count = p.pp - 2;
+  if (remaining < 0 || (middle_count == 0 && remaining != 0) ||
+      (middle_count > 0 && (remaining < middle_count || remaining % middle_count != 0)))
+    throw Error("first_stage_layers",
+                "first + last = " + std::to_string(first + last) + " leaves " + std::to_string(remaining) +
+                    " layers for " + std::to_string(middle_count) + " middle stages",
+                "values leaving an equal positive count per middle stage");
+  LayerSplit s;
+  s.first = first;
+  s.last = last;
+  s.middle = middle_count > 0 ? remaining / middle_count : 0;
+  const std::int64_t smallest = std::min({first, last, middle_count > 0 ? s.middle : first});
+  if (smallest < p.vpp)
+    throw Error(first < p.vpp ? "first_stage_layers" : "last_stage_layers",
+                "a stage of " + std::to_string(smallest) + " layers cannot fill its " + std::to_string(p.vpp) +
+                    " chunks",
+                "at least vpp = " + std::to_string(p.vpp) + " layers on every stage");
+  return s;
 }
 
-std::int64_t LayerSplit::physical_stage_layers(std::int64_t s, std::int64_t pp) const {
-  if (virtual_stages == 1) return first;
-  const std::int64_t chunks = virtual_stages / pp;
-  std::int64_t total = chunks * middle;
-  if (s == 0) total += first - middle;
-  if (s == pp - 1) total += last - middle;
-  return total;
+// Physical stages by Megatron's rule: middles ceil(L / pp), the first and last fewer.
+LayerSplit default_physical_split(const Plan& p, std::int64_t layers) {
+  LayerSplit s;
+  const std::int64_t widest = (layers + p.pp - 1) / p.pp;
+  const std::int64_t deficit = p.pp * widest - layers;  // layers the stages hold fewer than widest
+  s.middle = widest;
+  // The first and last share what the middles leave, keeping at least one layer per chunk.
+  const std::int64_t ends = 2 * widest - deficit;
+  if (ends >= 2 * p.vpp) {
+    s.last = ends / 2;
+    s.first = ends - s.last;
+  } else {
+    s.first = s.last = p.vpp;
+    s.light_middles = deficit - 2 * (widest - p.vpp);
+  }
+  return s;
+}
+
+// Chunks of stage s that hold one layer fewer than ceil(T / vpp): the first ones on stage 0,
+// the last ones elsewhere; how many of them come before round r.
+std::int64_t widest_chunk(std::int64_t stage_layers, std::int64_t vpp) { return (stage_layers + vpp - 1) / vpp; }
+bool light_chunk(std::int64_t s, std::int64_t r, std::int64_t light, std::int64_t vpp) {
+  return s == 0 ? r < light : r >= vpp - light;
+}
+std::int64_t light_chunks_before(std::int64_t s, std::int64_t r, std::int64_t light, std::int64_t vpp) {
+  return s == 0 ? std::min(r, light) : std::max<std::int64_t>(0, r - (vpp - light));
+}
+// Layers in chunks 0 .. r - 1 of a stage of `stage_layers` (the stage's index decides which are light).
+std::int64_t layers_before_round(std::int64_t s, std::int64_t stage_layers, std::int64_t r, std::int64_t vpp) {
+  const std::int64_t widest = widest_chunk(stage_layers, vpp);
+  return r * widest - light_chunks_before(s, r, vpp * widest - stage_layers, vpp);
+}
+std::int64_t chunk_layers(std::int64_t s, std::int64_t stage_layers, std::int64_t r, std::int64_t vpp) {
+  const std::int64_t widest = widest_chunk(stage_layers, vpp);
+  return widest - (light_chunk(s, r, vpp * widest - stage_layers, vpp) ? 1 : 0);
+}
+}  // namespace
+
+LayerSplit split_layers(const Plan& p, std::int64_t layers) {
+  LayerSplit s;
+  if (p.pp == 1) {
+    s.first = s.middle = s.last = layers;
+  } else if (p.first_stage_layers == 0 && p.last_stage_layers == 0) {
+    s = default_physical_split(p, layers);
+  } else {
+    s = explicit_physical_split(p, layers);
+  }
+  s.pp = p.pp;
+  s.vpp = p.vpp;
+  s.virtual_stages = p.pp * p.vpp;
+  return s;
+}
+
+std::int64_t LayerSplit::physical_stage_layers(std::int64_t s) const {
+  if (s == 0) return first;
+  if (s == pp - 1) return last;
+  return s <= light_middles ? middle - 1 : middle;
+}
+
+std::int64_t LayerSplit::virtual_stage_layers(std::int64_t k) const {
+  const std::int64_t s = k % pp;
+  return chunk_layers(s, physical_stage_layers(s), k / pp, vpp);
+}
+
+// Chunks before k in pipeline order: every stage's rounds before k's round, then the stages
+// before k's stage in that round. Stages of one kind (the light middles, the full middles) hold
+// the same chunks, so each kind is counted once.
+std::int64_t LayerSplit::virtual_stage_start(std::int64_t k) const {
+  const std::int64_t s = k % pp, r = k / pp;
+  if (pp == 1) return layers_before_round(0, first, r, vpp);
+  const std::int64_t full_middles = pp - 2 - light_middles;
+  std::int64_t start = layers_before_round(0, first, r, vpp) + layers_before_round(pp - 1, last, r, vpp) +
+                       light_middles * layers_before_round(1, middle - 1, r, vpp) +
+                       full_middles * layers_before_round(1, middle, r, vpp);
+  if (s == 0) return start;
+  start += chunk_layers(0, first, r, vpp);
+  const std::int64_t light_before = std::min(s - 1, light_middles);
+  const std::int64_t full_before = s - 1 - light_before;
+  return start + light_before * chunk_layers(1, middle - 1, r, vpp) + full_before * chunk_layers(1, middle, r, vpp);
+}
+
+bool LayerSplit::even() const {
+  if (light_middles != 0 || first % vpp != 0) return false;
+  return pp == 1 || (last == first && (pp == 2 || middle == first));
 }
 
 std::vector<std::int64_t> layers_per_virtual_stage(const Plan& p, std::int64_t layers) {

@@ -16,9 +16,25 @@
 namespace tessera {
 
 enum class OptimizerSharding { none, zero1, zero2, zero3 };
-// The training framework whose memory behaviour a plan follows: Megatron-Core (the default), or
-// torchtitan (op-level selective activation checkpointing, FSDP2 as zero3).
-enum class TrainingFramework { megatron, torchtitan };
+// The training software a plan runs on (the validation schema's `framework` column). Each prices
+// what it does differently: Megatron-Core (the default: Transformer Engine's fused kernels, 18 B
+// of state per parameter, overlapped collectives); the Megatron-DeepSpeed fork and DeepSpeed's own
+// engine (blocking pipeline p2p with whole activations, gradients reduced after the flush, ZeRO-3
+// gathers on the compute stream); torchtitan (op-level selective activation checkpointing, FSDP2
+// as zero3); NeMo AutoModel (FSDP2 as torchtitan runs it); plain PyTorch (a DDP / FSDP / one-GPU
+// loop with AMP on Hugging Face models: fp32 parameters and 16 B of state per parameter, bf16
+// autocast copies, eager unfused kernels, the loss over fp32 logits; cost/eager_pytorch_memory.h).
+enum class TrainingFramework { megatron, megatron_deepspeed, deepspeed, torchtitan, nemo_automodel, pytorch };
+const char* to_string(TrainingFramework value);
+TrainingFramework parse_training_framework(const std::string& text);  // Error("framework", ...)
+// The engines whose pipeline and collectives DeepSpeed schedules.
+constexpr bool deepspeed_engine(TrainingFramework f) {
+  return f == TrainingFramework::deepspeed || f == TrainingFramework::megatron_deepspeed;
+}
+// The frameworks that shard with PyTorch FSDP2 (the sharded parameter is the fp32 master).
+constexpr bool fsdp2_framework(TrainingFramework f) {
+  return f == TrainingFramework::torchtitan || f == TrainingFramework::nemo_automodel;
+}
 enum class Precision { bf16, fp8 };
 // FP8 scaling recipes of Transformer Engine as Megatron-Core names them (--fp8-recipe, r0.13+):
 // per-tensor delayed scaling (amax history), per-tensor current scaling ("tensorwise"),
@@ -141,20 +157,36 @@ constexpr bool context_parallel_supported(std::int64_t cp, std::int64_t seq_len,
 void validate_plan(const Plan& plan, const ModelSpec& model, const Cluster& cluster,
                    const Workload& workload);
 
-// Megatron's split of layers over pp * vpp virtual stages: the first and last virtual stages may
-// take fewer layers than the equal middle ones. Allocation-free (the cost model's hot path).
+// Megatron's split of L layers over pp physical stages of vpp chunks (virtual stages) each,
+// allocation-free (the cost model's hot path). Two levels, as Megatron-Core places them
+// (megatron/core/transformer/transformer_block.py get_num_layers_to_build with
+// --decoder-first/last-pipeline-num-layers, at d98e8a64):
+//  1. physical stages: the middle ones take ceil(L / pp); the first and last take fewer (the
+//     embedding and the output layer + loss sit there), shared between them with the last taking
+//     the smaller part. When that leaves them under vpp layers each, they keep vpp and the
+//     `light_middles` middle stages right after stage 0 take one layer fewer.
+//  2. chunks of a stage: its layers as even as the stage allows (ceil or floor of T / vpp); the
+//     lighter chunks come first on stage 0 (the embedding's chunk) and last elsewhere (the loss's
+//     chunk is the last stage's last).
+// So no chunk holds more than ceil(L / (pp vpp)) layers, and every chunk holds at least one.
+// With explicit first_stage_layers / last_stage_layers (the physical first / last stage, as
+// Megatron's flags count them), the middle stages share the rest equally.
 struct LayerSplit {
-  std::int64_t first = 0;
-  std::int64_t middle = 0;  // each of the virtual stages between the first and the last
-  std::int64_t last = 0;
+  std::int64_t first = 0;          // layers of physical stage 0
+  std::int64_t middle = 0;         // layers of each full middle stage
+  std::int64_t last = 0;           // layers of physical stage pp - 1 (pp > 1)
+  std::int64_t light_middles = 0;  // middle stages 1 .. light_middles hold middle - 1
+  std::int64_t pp = 1;
+  std::int64_t vpp = 1;
   std::int64_t virtual_stages = 1;
-  // Layers of virtual stage k, and the index of its first layer.
-  std::int64_t virtual_stage_layers(std::int64_t k) const {
-    return k == 0 ? first : (k == virtual_stages - 1 ? last : middle);
-  }
-  std::int64_t virtual_stage_start(std::int64_t k) const { return k == 0 ? 0 : first + (k - 1) * middle; }
-  // Layers on physical stage s (0-based) of pp, summed over its vpp chunks.
-  std::int64_t physical_stage_layers(std::int64_t s, std::int64_t pp) const;
+
+  // Layers on physical stage s (0-based), summed over its chunks.
+  std::int64_t physical_stage_layers(std::int64_t s) const;
+  // Layers of virtual stage k (chunk k / pp of physical stage k % pp), and its first layer.
+  std::int64_t virtual_stage_layers(std::int64_t k) const;
+  std::int64_t virtual_stage_start(std::int64_t k) const;
+  // Every virtual stage holds the same number of layers.
+  bool even() const;
 };
 LayerSplit split_layers(const Plan& plan, std::int64_t layers);  // throws Error if impossible
 

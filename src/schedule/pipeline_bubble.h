@@ -15,7 +15,10 @@ struct PipelineTimes {
 };
 
 // `stage_sum_s` = sum over stages of one micro-batch's time, `stage_max_s` = the slowest stage.
+// `chunk_bubble_s` (interleaved with unequal chunks): (p - 1) times the slowest chunk's time;
+// the fill and drain run chunk by chunk, so a stage's heavier chunks set them, and the bubble is
+// at least that (equal chunks give exactly (sum - max) / v).
 PipelineTimes pipeline_closed_form(double stage_sum_s, double stage_max_s, long microbatches,
-                                   long chunks_per_stage);
+                                   long chunks_per_stage, double chunk_bubble_s = 0);
 
 }  // namespace tessera

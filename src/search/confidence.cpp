@@ -17,7 +17,7 @@ bool holds(const std::vector<T>& values, const T& v) {
 // estimate in it is reported as resting on few runs.
 constexpr std::int64_t kMinClassRuns = 5;
 
-const char* framework_name(TrainingFramework f) { return f == TrainingFramework::torchtitan ? "torchtitan" : "megatron"; }
+const char* framework_name(TrainingFramework f) { return to_string(f); }
 
 // The class of the model's kind, GPU family and precision; else the same kind and family; else
 // the same kind and precision; else the same kind (its error is what the nearest validated runs

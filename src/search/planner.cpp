@@ -151,11 +151,25 @@ std::int64_t drop_dominated_variants(std::vector<RankedPlan>& plans, const Clust
   return dropped;
 }
 
+// A plain PyTorch loop (plan.cpp check_framework): data parallelism only (DDP, FSDP, one GPU),
+// AMP in bf16, whole-layer gradient checkpointing or none. A pin the framework cannot run stays
+// pinned and is refused by validate_plan with the key's name.
+PlanConstraints pytorch_constraints(PlanConstraints fix) {
+  for (std::optional<std::int64_t>* degree : {&fix.tp, &fix.pp, &fix.cp, &fix.ep, &fix.vpp})
+    if (!*degree) *degree = 1;
+  if (!fix.precision) fix.precision = Precision::bf16;
+  if (fix.recompute_choices.empty()) fix.recompute_choices = {Recompute::none, Recompute::full};
+  if (!fix.recompute_layers) fix.recompute_layers = 0;
+  if (!fix.fp8_param_gather) fix.fp8_param_gather = false;
+  return fix;
+}
+
 // The search space of the framework a caller plans for (fix.defaults.framework). torchtitan
 // (search/framework_support.h) has FSDP2 or DDP only (no ZeRO-1/2), the all-to-all dispatcher
 // without EP overlap, no FP8 parameter gather, no partial full recompute, and MTP only without
 // pipeline or context parallelism; the rest of its rules filter each candidate.
 PlanConstraints framework_constraints(const ModelSpec& model, PlanConstraints fix) {
+  if (fix.defaults.framework == TrainingFramework::pytorch) return pytorch_constraints(fix);
   if (fix.defaults.framework != TrainingFramework::torchtitan) return fix;
   if (const TorchtitanFlavor* flavor = torchtitan_flavor(model); flavor == nullptr || flavor->vision_language_only) {
     const char* why = torchtitan_unsupported_reason(model, Plan{});
@@ -242,9 +256,13 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
 
   const std::vector<Recompute> recomputes =
       fix.recompute_modules ? std::vector<Recompute>{Recompute::selective}
-                            : pinned_or(fix.recompute, {Recompute::none, Recompute::selective, Recompute::full});
+                            : pinned_or(fix.recompute, fix.recompute_choices.empty()
+                                                           ? std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full}
+                                                           : fix.recompute_choices);
+  // One GPU has nothing to shard over: optimizer sharding there only adds ZeRO-3's gathers.
   const std::vector<OptimizerSharding> zeros = pinned_or(
-      fix.zero, fix.zero_choices.empty()
+      fix.zero, gpus == 1 ? std::vector<OptimizerSharding>{OptimizerSharding::none}
+                : fix.zero_choices.empty()
                     ? std::vector<OptimizerSharding>{OptimizerSharding::none, OptimizerSharding::zero1, OptimizerSharding::zero3}
                     : fix.zero_choices);
   std::vector<Precision> precisions =
@@ -314,7 +332,10 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
   //       time - DP - optimizer                           bounds every plan of that dispatcher variant;
   //       time                                            bounds the recompute options of one plan;
   //     a bound above the `rescored`-th best time found so far (by any worker) skips what it bounds.
-  const bool prune = !options.reference && !options.exhaustive;
+  // Eager PyTorch breaks the first property: with one micro-batch per step (no gradient
+  // accumulation) no gradient is alive when the loss's backward peaks, so a larger micro-batch can
+  // need less memory (cost/eager_pytorch_memory.h). Its search space is one shape: cost it all.
+  const bool prune = !options.reference && !options.exhaustive && fix.defaults.framework != TrainingFramework::pytorch;
   const auto search_shape = [&](Worker& wk, const Shape& sh, std::vector<std::int64_t>& partial_layers,
                                 std::vector<RecomputeOption>& recompute_options, std::vector<ExpertComm>& comms,
                                 std::vector<std::int64_t>& valid_mbs, std::vector<std::int64_t>& shape_mbs,

@@ -54,6 +54,9 @@ namespace tessera {
 struct PlanConstraints {
   std::optional<std::int64_t> tp, pp, cp, ep, vpp, micro_batch;
   std::optional<Recompute> recompute;
+  // When `recompute` is unset and this is not empty: the recompute settings searched (default:
+  // none, selective, full).
+  std::vector<Recompute> recompute_choices;
   std::optional<std::int64_t> recompute_layers;  // 0 = every layer of a chunk under full recompute
   std::optional<bool> sequence_parallel;
   std::optional<OptimizerSharding> zero;

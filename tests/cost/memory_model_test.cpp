@@ -128,7 +128,7 @@ double sum_over_stages(const ModelSpec& m, const Plan& p) {
   double total = 0;
   for (i64 s = 0; s < p.pp; ++s) {
     StageShape shape;
-    shape.layers = split.physical_stage_layers(s, p.pp);
+    shape.layers = split.physical_stage_layers(s);
     shape.has_embedding = s == 0;
     shape.has_output_head = s == p.pp - 1;
     total += stage_parameters(m, p, shape).total();
@@ -377,7 +377,7 @@ TEST(MemoryModel, MeasuredReserveShiftsEveryStageByExactlyItsSize) {
     calibrated.memory_reserve_gib = gib;
     for (i64 s = 0; s < p.pp; ++s) {
       StageShape shape;
-      shape.layers = split.physical_stage_layers(s, p.pp);
+      shape.layers = split.physical_stage_layers(s);
       shape.has_embedding = s == 0;
       shape.has_output_head = s == p.pp - 1;
       shape.inflight_microbatches = static_cast<double>(p.pp - s);

@@ -10,6 +10,7 @@
 #include "common/thrown_field.h"
 #include "export/megatron_rules.h"
 #include "io/gpu_catalog.h"
+#include "io/megatron_args.h"
 #include "io/model_source.h"
 #include "io/plan_report.h"
 #include "io/plan_text.h"
@@ -114,6 +115,35 @@ TEST(MegatronExport, UnevenInterleavedStagesBecomeAnExplicitLayout) {
   EXPECT_EQ(stages.back().back(), 'L');
   EXPECT_FALSE(has_flag(a, "--decoder-first-pipeline-num-layers"));
   EXPECT_FALSE(has_flag(a, "--num-virtual-stages-per-pipeline-rank"));
+}
+
+// Uneven interleaved splits as exported: the layout passes the rule table (megatron_args throws
+// otherwise), each chunk's 't' count is the cost model's, no chunk exceeds ceil(L / (pp vpp)),
+// and the layout reads back to the same plan.
+TEST(MegatronExport, UnevenInterleavedLayoutsPassTheRules) {
+  struct Case {
+    const char* model;
+    const char* cluster;
+    const char* plan;
+  };
+  for (const Case& c : {Case{"llama3-70b", "h100-sxm-80gb:512", "tp=8,pp=8,vpp=4,mb=1,gbs=1024,seq=8192,zero=1"},
+                        Case{"llama3-70b", "h100-sxm-80gb:512", "tp=8,pp=8,vpp=6,mb=1,gbs=1024,seq=8192,zero=1"},
+                        Case{"llama3-70b", "h100-sxm-80gb:144", "tp=8,pp=6,vpp=3,mb=1,gbs=288,seq=8192,zero=1"},
+                        Case{"deepseek-v3", "h800:1024", "tp=1,pp=8,vpp=4,ep=64,mb=1,gbs=4096,seq=4096,zero=1"}}) {
+    const ModelSpec m = builtin_model(c.model);
+    const PlanRequest r = plan_for(m, c.cluster, c.plan);
+    const auto a = megatron_args(m, r.plan, r.workload);
+    const auto stages = megatron_layout_stages(value_of(a, "--pipeline-model-parallel-layout"));
+    const auto layers = layers_per_virtual_stage(r.plan, m.layers);
+    ASSERT_EQ(stages.size(), layers.size()) << c.plan;
+    const std::int64_t widest = (m.layers + r.plan.pp * r.plan.vpp - 1) / (r.plan.pp * r.plan.vpp);
+    for (std::size_t k = 0; k < stages.size(); ++k) {
+      EXPECT_EQ(std::count(stages[k].begin(), stages[k].end(), 't'), layers[k]) << c.plan << " chunk " << k;
+      EXPECT_LE(layers[k], widest) << c.plan << " chunk " << k;
+    }
+    const PlanRequest back = plan_from_megatron_args(a, m, load_cluster(c.cluster));
+    EXPECT_EQ(layers_per_virtual_stage(back.plan, m.layers), layers) << c.plan;
+  }
 }
 
 TEST(MegatronExport, MtpModulesSitBeforeTheLossOnTheLastStage) {

@@ -1,6 +1,7 @@
 // validate_plan: every shape rule rejects with a tessera::Error naming the offending knob.
-// split_layers: Megatron's split of L layers over pp x vpp virtual stages (middle stages equal,
-// the first and last take fewer, or what --decoder-first/last-pipeline-num-layers ask for).
+// split_layers: Megatron's split of L layers over pp physical stages of vpp chunks (middle stages
+// equal, the first and last take fewer, or what --decoder-first/last-pipeline-num-layers ask for;
+// each stage's layers as even as it allows over its chunks).
 #include "plan/plan.h"
 
 #include <algorithm>
@@ -267,9 +268,12 @@ Plan pipeline(i64 pp, i64 vpp = 1, i64 first = 0, i64 last = 0) {
 }
 
 i64 virtual_sum(const LayerSplit& s) {
-  if (s.virtual_stages == 1) return s.first;
-  return s.first + (s.virtual_stages - 2) * s.middle + s.last;
+  i64 total = 0;
+  for (i64 k = 0; k < s.virtual_stages; ++k) total += s.virtual_stage_layers(k);
+  return total;
 }
+
+i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
 
 TEST(SplitLayers, EvenSplit) {
   for (auto [layers, pp, vpp] : {std::tuple<i64, i64, i64>{96, 8, 1}, {96, 8, 2}, {96, 12, 1}, {80, 4, 5},
@@ -277,12 +281,10 @@ TEST(SplitLayers, EvenSplit) {
     const LayerSplit s = split_layers(pipeline(pp, vpp), layers);
     const i64 each = layers / (pp * vpp);
     EXPECT_EQ(s.virtual_stages, pp * vpp);
-    EXPECT_EQ(s.first, each);
-    if (pp * vpp > 1) {
-      EXPECT_EQ(s.last, each);
-      if (pp * vpp > 2) {
-        EXPECT_EQ(s.middle, each);
-      }
+    EXPECT_TRUE(s.even());
+    for (i64 k = 0; k < s.virtual_stages; ++k) {
+      EXPECT_EQ(s.virtual_stage_layers(k), each) << layers << " pp=" << pp << " vpp=" << vpp << " chunk " << k;
+      EXPECT_EQ(s.virtual_stage_start(k), k * each);
     }
     EXPECT_EQ(virtual_sum(s), layers);
   }
@@ -319,26 +321,105 @@ TEST(SplitLayers, Llama405B126LayersOnSixteenStages) {
   EXPECT_EQ(s.first + s.last, 126 - 14 * 8);
 }
 
-// Whenever some equal middle width m admits first, last in [1, m] (L - (S-2) m in [2, 2m]), the
-// default split must find such a split.
+// Without interleaving: no stage holds more than ceil(L / pp) layers, the first and last never
+// more than a middle stage, every stage at least one (27 layers on 16 stages once put 7 on the first).
 TEST(SplitLayers, UnevenSplitSweep) {
   for (i64 stages = 3; stages <= 24; ++stages)
     for (i64 layers = stages; layers <= 160; ++layers) {
       if (layers % stages == 0) continue;
-      bool feasible = false;
-      for (i64 m = 1; m <= layers && !feasible; ++m) {
-        const i64 rest = layers - (stages - 2) * m;
-        feasible = rest >= 2 && rest <= 2 * m;
-      }
       const LayerSplit s = split_layers(pipeline(stages), layers);
       EXPECT_EQ(virtual_sum(s), layers) << layers << " on " << stages;
-      EXPECT_GE(s.first, 1) << layers << " on " << stages;
-      EXPECT_GE(s.last, 1) << layers << " on " << stages;
-      if (feasible) {
-        EXPECT_LE(s.first, s.middle) << layers << " on " << stages;
-        EXPECT_LE(s.last, s.middle) << layers << " on " << stages;
+      for (i64 k = 0; k < stages; ++k) {
+        EXPECT_GE(s.virtual_stage_layers(k), 1) << layers << " on " << stages;
+        EXPECT_LE(s.virtual_stage_layers(k), ceil_div(layers, stages)) << layers << " on " << stages;
       }
+      EXPECT_LE(s.first, s.middle) << layers << " on " << stages;
+      EXPECT_LE(s.last, s.middle) << layers << " on " << stages;
     }
+}
+
+// Megatron-Core's placement (megatron/core/transformer/transformer_block.py get_num_layers_to_build
+// at d98e8a64): with --decoder-first/last-pipeline-num-layers F and Lt the middle ranks take
+// (L - F - Lt) / (pp - 2) (which must divide), and every rank's layers divide by vpp into its chunks.
+// Returns -1 where Megatron would assert.
+i64 megatron_layers_to_build(i64 layers, i64 pp, i64 vpp, i64 first, i64 last, i64 rank) {
+  const i64 middles = pp - 2;
+  const i64 rest = layers - first - last;
+  if (middles > 0 && rest % middles != 0) return -1;
+  const i64 on_rank = rank == 0 ? first : rank == pp - 1 ? last : rest / middles;
+  if (on_rank % vpp != 0) return -1;
+  return on_rank / vpp;
+}
+
+// Interleaved: every (pp, vpp) whose product does not divide the layers. No chunk holds more than
+// ceil(L / (pp vpp)) layers or fewer than one; chunks of one stage differ by at most one; the
+// starts are the prefix sums; and wherever Megatron's flags can say the split, it is Megatron's.
+TEST(SplitLayers, InterleavedSweep) {
+  int megatron_expressible = 0;
+  for (i64 pp = 2; pp <= 16; ++pp)
+    for (i64 vpp = 2; vpp <= 8; ++vpp)
+      for (i64 layers = pp * vpp; layers <= 128; ++layers) {
+        if (layers % (pp * vpp) == 0) continue;
+        const LayerSplit s = split_layers(pipeline(pp, vpp), layers);
+        const std::string where = std::to_string(layers) + " layers, pp=" + std::to_string(pp) + " vpp=" + std::to_string(vpp);
+        i64 start = 0;
+        bool expressible = s.light_middles == 0;
+        for (i64 k = 0; k < s.virtual_stages; ++k) {
+          const i64 n = s.virtual_stage_layers(k);
+          EXPECT_GE(n, 1) << where;
+          EXPECT_LE(n, ceil_div(layers, pp * vpp)) << where << " chunk " << k;
+          EXPECT_EQ(s.virtual_stage_start(k), start) << where << " chunk " << k;
+          start += n;
+          const i64 megatron = megatron_layers_to_build(layers, pp, vpp, s.first, s.last, k % pp);
+          expressible = expressible && megatron >= 0;
+          if (megatron >= 0 && s.light_middles == 0) {
+            EXPECT_EQ(n, megatron) << where << " chunk " << k;
+          }
+        }
+        EXPECT_EQ(start, layers) << where;
+        EXPECT_LE(s.first, s.middle) << where;
+        EXPECT_LE(s.last, s.middle) << where;
+        EXPECT_LE(s.middle, ceil_div(layers, pp)) << where;
+        for (i64 stage = 0; stage < pp; ++stage) {
+          i64 widest = 0, narrowest = layers;
+          for (i64 k = stage; k < s.virtual_stages; k += pp) {
+            widest = std::max(widest, s.virtual_stage_layers(k));
+            narrowest = std::min(narrowest, s.virtual_stage_layers(k));
+          }
+          EXPECT_LE(widest - narrowest, 1) << where << " stage " << stage;
+        }
+        megatron_expressible += expressible ? 1 : 0;
+      }
+  EXPECT_GT(megatron_expressible, 100);  // the comparison with Megatron's rule is not vacuous
+}
+
+// The case that was mispriced: 80 layers (Llama 3 70B) on pp 8 x vpp 4 put 10 layers on the
+// first and last chunks and 2 on the others; each rank now holds 10, in chunks of 2 or 3.
+TEST(SplitLayers, Llama70BOnEightStagesOfFourChunks) {
+  const LayerSplit s = split_layers(pipeline(8, 4), 80);
+  for (i64 stage = 0; stage < 8; ++stage) EXPECT_EQ(s.physical_stage_layers(stage), 10) << stage;
+  for (i64 k = 0; k < 32; ++k) {
+    EXPECT_GE(s.virtual_stage_layers(k), 2) << k;
+    EXPECT_LE(s.virtual_stage_layers(k), 3) << k;
+  }
+  // The embedding's chunk and the loss's chunk are the lighter ones of their ranks.
+  EXPECT_EQ(s.virtual_stage_layers(0), 2);
+  EXPECT_EQ(s.virtual_stage_layers(31), 2);
+}
+
+// Every model of the zoo, every (pp, vpp) whose product does not divide its layers.
+TEST(SplitLayers, ZooModelsNeverOverfillAChunk) {
+  for (const std::string& name : builtin_model_names()) {
+    const i64 layers = builtin_model(name).layers;
+    for (i64 pp = 2; pp <= std::min<i64>(16, layers); ++pp)
+      for (i64 vpp = 1; vpp <= 8 && pp * vpp <= layers; ++vpp) {
+        if (layers % (pp * vpp) == 0) continue;
+        const LayerSplit s = split_layers(pipeline(pp, vpp), layers);
+        EXPECT_EQ(virtual_sum(s), layers) << name;
+        for (i64 k = 0; k < s.virtual_stages; ++k)
+          EXPECT_LE(s.virtual_stage_layers(k), ceil_div(layers, pp * vpp)) << name << " pp=" << pp << " vpp=" << vpp;
+      }
+  }
 }
 
 TEST(SplitLayers, ExplicitFirstAndLast) {
@@ -362,6 +443,15 @@ TEST(SplitLayers, ExplicitFirstAndLast) {
   const LayerSplit two = split_layers(pipeline(2, 1, 10, 22), 32);
   EXPECT_EQ(two.first, 10);
   EXPECT_EQ(two.last, 22);
+
+  // Interleaved: the counts are whole ranks (Megatron's flags), split over each rank's chunks.
+  const LayerSplit chunks = split_layers(pipeline(4, 2, 6, 0), 30);
+  EXPECT_EQ(chunks.physical_stage_layers(0), 6);
+  EXPECT_EQ(chunks.physical_stage_layers(3), 8);
+  EXPECT_EQ(chunks.virtual_stage_layers(0), 3);
+  EXPECT_EQ(chunks.virtual_stage_layers(4), 3);
+  EXPECT_EQ(chunks.virtual_stage_layers(7), 4);
+  EXPECT_EQ(virtual_sum(chunks), 30);
 }
 
 TEST(SplitLayers, ImpossibleExplicitSplitIsAnError) {
@@ -369,6 +459,8 @@ TEST(SplitLayers, ImpossibleExplicitSplitIsAnError) {
   EXPECT_EQ(thrown_field([] { split_layers(pipeline(4, 1, 0, 5), 30); }), "last_stage_layers");
   EXPECT_EQ(thrown_field([] { split_layers(pipeline(4, 1, 20, 20), 30); }), "first_stage_layers");
   EXPECT_EQ(thrown_field([] { split_layers(pipeline(2, 1, 10, 10), 32); }), "first_stage_layers");
+  // A rank of fewer layers than chunks would leave a chunk empty.
+  EXPECT_EQ(thrown_field([] { split_layers(pipeline(4, 3, 2, 0), 32); }), "first_stage_layers");
   // validate_plan surfaces it too.
   const Case s = gpt3_on(512);
   Plan p = plan(8, 8, 8);
@@ -391,7 +483,7 @@ TEST(SplitLayers, PhysicalStagesSumToLayerCount) {
     for (i64 stage = 0; stage < pp; ++stage) {
       i64 from_virtual = 0;
       for (i64 k = stage; k < pp * vpp; k += pp) from_virtual += virtual_layers[static_cast<std::size_t>(k)];
-      const i64 physical = s.physical_stage_layers(stage, pp);
+      const i64 physical = s.physical_stage_layers(stage);
       EXPECT_EQ(physical, from_virtual) << layers << " pp=" << pp << " vpp=" << vpp << " stage " << stage;
       EXPECT_GE(physical, 1);
       total += physical;

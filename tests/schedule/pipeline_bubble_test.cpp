@@ -77,5 +77,20 @@ TEST(PipelineBubble, MoreMicrobatchesShrinkTheBubbleFraction) {
   }
 }
 
+// Interleaved with unequal chunks: the fill and drain are set by the slowest chunk, (p - 1) of
+// them; equal chunks give the same bubble as the stage form, (p - 1) t / v.
+TEST(PipelineBubble, SlowestChunkSetsTheInterleavedFillWhenChunksDiffer) {
+  const double t = 1.0;
+  const long p = 8, v = 4, m = 32;
+  const PipelineTimes equal = pipeline_closed_form(double(p) * t, t, m, v, double(p - 1) * t / double(v));
+  EXPECT_DOUBLE_EQ(equal.bubble_s, double(p - 1) * t / double(v));
+  // Each stage's 10 layers in chunks of 2, 2, 3, 3 (a 0.3 t chunk at most): the bubble is
+  // 7 x 0.3 t, above the stage form's 7 t / 4.
+  const PipelineTimes uneven = pipeline_closed_form(double(p) * t, t, m, v, double(p - 1) * 0.3 * t);
+  EXPECT_DOUBLE_EQ(uneven.bubble_s, double(p - 1) * 0.3 * t);
+  EXPECT_GT(uneven.bubble_s, equal.bubble_s);
+  EXPECT_DOUBLE_EQ(uneven.steady_s, equal.steady_s);
+}
+
 }  // namespace
 }  // namespace tessera

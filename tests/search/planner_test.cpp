@@ -223,7 +223,7 @@ TEST(Planner, NoTwoListedPlansAreOneConfiguration) {
   // Many of the closed form's best are variants of one layout (FP8 param gather, dispatcher,
   // sharding at one time): a deeper re-scored pool fills the list after they are dropped.
   PlannerOptions deep = options(40);
-  deep.rescored = 200;
+  deep.rescored = 400;
   {
     const ModelSpec model = builtin_model("mixtral-8x7b");
     const Cluster cluster = load_cluster("h100-sxm-80gb:64");
@@ -385,6 +385,32 @@ TEST(PlanSpace, ModuleSetsAreCanonicalAndFitTheModel) {
   EXPECT_TRUE(c.reshard_after_forward);
   EXPECT_EQ(natural_fp8_recipe(find_gpu("h100-sxm-80gb")), Fp8Recipe::tensorwise);
   EXPECT_EQ(natural_fp8_recipe(find_gpu("b200")), Fp8Recipe::mxfp8);
+}
+
+// "Will it fit on my GPU": Llama 3.1 8B (the zoo's llama3-8b shape) on one H200 as a plain PyTorch
+// loop, 4,096 tokens. Megatron's 18 bytes of state per parameter do not fit; plain PyTorch's 16
+// do, with one micro-batch of two sequences and full recompute (measured: 119.99 GiB,
+// ../shared/validation/h200/memory.csv), with no optimizer sharding on one GPU; two micro-batches
+// of one (gradient accumulation keeps 4 B per parameter of gradients through the second's
+// forward, beside autocast's bf16 weight copies) do not.
+TEST(Planner, LlamaEightBFitsOneH200AsAPlainPytorchLoop) {
+  const ModelSpec model = builtin_model("llama3-8b");
+  const Cluster cluster = make_cluster(find_gpu("h200"), 1);
+  PlanConstraints fix;
+  fix.defaults.framework = TrainingFramework::pytorch;
+  const PlanSearch s = search_plans(model, cluster, {2, 4096}, fix, options());
+  ASSERT_FALSE(s.plans.empty());
+  const Plan& best = s.plans.front().plan;
+  EXPECT_TRUE(s.plans.front().estimate.fits);
+  EXPECT_EQ(best.zero, OptimizerSharding::none);
+  EXPECT_EQ(best.micro_batch, 2);
+  EXPECT_EQ(best.recompute, Recompute::full);
+  EXPECT_EQ(best.framework, TrainingFramework::pytorch);
+  for (const RankedPlan& r : s.plans) EXPECT_EQ(r.plan.zero, OptimizerSharding::none);
+  // Megatron's state does not fit there, and the planner says so rather than shard over one GPU.
+  const PlanSearch megatron = search_plans(model, cluster, {2, 4096}, {}, options());
+  EXPECT_TRUE(megatron.plans.empty());
+  EXPECT_EQ(megatron.min_memory_plan.zero, OptimizerSharding::none);
 }
 
 // Issue 11: DeepSeek-V3 on 1024 H100 with NVIDIA's DGX Cloud recipe (tp=2, pp=16, ep=64, etp=1,

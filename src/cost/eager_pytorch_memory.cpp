@@ -1,0 +1,176 @@
+#include "cost/eager_pytorch_memory.h"
+
+#include <algorithm>
+
+#include "core/units.h"
+#include "cost/memory_model.h"
+#include "model/parameter_count.h"
+
+namespace tessera {
+
+namespace {
+
+constexpr double kFp32 = units::kBytesFp32;
+constexpr double kBf16 = units::kBytesBf16;
+
+// State per parameter (fp32 parameters under AMP; torch.optim.AdamW(fused=True) keeps exp_avg and
+// exp_avg_sq in the parameter's dtype): weight 4, gradient 4, two moments 8.
+constexpr double kEagerWeightBytes = kFp32;
+constexpr double kEagerGradBytes = kFp32;
+constexpr double kEagerAdamBytes = 2.0 * kFp32;
+
+// What autograd saves per token in a Hugging Face Llama-style decoder layer under
+// autocast(bf16) with fp32 parameters (transformers modeling_llama.py LlamaDecoderLayer /
+// LlamaRMSNorm / LlamaMLP at 5dd4a635; ATen autocast_mode.cpp cached_cast). The embedding output
+// is fp32 (nn.Embedding is on no autocast list), so the residual stream and both RMSNorms run in
+// fp32; each linear casts its input to bf16 separately (cached_cast caches leaf parameters only):
+//   fp32: the layer input (pow's and the norm's), norm-1 output, the residual after attention,
+//         norm-2 output                                              4 x 4 = 16 bytes per h
+//   bf16: the q, k, v input casts and the gate, up input casts       5 x 2 = 10 bytes per h
+constexpr double kSavedResidualBytesPerHidden = 16.0 + 10.0;
+// The two norms' rsqrt(mean(x^2) + eps), one fp32 value per token each.
+constexpr double kSavedNormStatBytes = 2.0 * kFp32;
+// Attention: q and k after RoPE as cast for SDPA, v, and SDPA's output (bf16 each, per head
+// width), and flash attention's fp32 logsumexp per head.
+constexpr double kSavedAttentionBytesPerWidth = kBf16;
+constexpr double kSavedLogsumexpBytesPerHead = kFp32;
+// SwiGLU MLP (act_fn(gate_proj(x)) * up_proj(x)): the gate output (SiLU's input), SiLU's output,
+// the up output and their product (down_proj's input), bf16 each: 4 x 2 bytes per f. A 2-matrix
+// MLP saves the activation's input and output.
+constexpr double kSavedSwigluBytesPerFfn = 4.0 * kBf16;
+constexpr double kSavedGeluBytesPerFfn = 2.0 * kBf16;
+// With gradient checkpointing (transformers GradientCheckpointingLayer, torch.utils.checkpoint
+// use_reentrant=False) a layer keeps only its fp32 input.
+constexpr double kCheckpointBytesPerHidden = kFp32;
+// The final norm (its fp32 input and output) and lm_head's bf16 input cast.
+constexpr double kHeadInputBytesPerHidden = 2.0 * kFp32 + kBf16;
+// Tensors of tokens x vocab (transformers loss_utils.py ForCausalLMLoss: logits.float(), then
+// cross_entropy = log_softmax + nll_loss; the model's output object, and so its bf16 logits, is
+// dropped once the loss is taken):
+//   forward   bf16 logits, their fp32 copy, the fp32 log-probs log_softmax saves     2 + 4 + 4
+//   backward  the saved log-probs, nll_loss's fp32 gradient, log_softmax's fp32 input gradient
+constexpr double kLogitForwardBytes = kBf16 + 2.0 * kFp32;
+constexpr double kLogitBackwardBytes = 3.0 * kFp32;
+// Autocast's bf16 copy of each linear weight: 2 bytes per parameter.
+constexpr double kCastWeightBytes = kBf16;
+// FSDP (zero3) gathers the running unit and prefetches the next (FSDP's forward/backward prefetch).
+constexpr double kGatheredLayers = 2.0;
+
+struct EagerSizes {
+  double params = 0;         // all parameters (a tied embedding once)
+  double cast_weights = 0;   // linear weights autocast copies to bf16, lm_head included
+  double head_weights = 0;   // lm_head's vocab x hidden (tied or not)
+  double layer_params = 0;   // one decoder layer
+  double layer_cast = 0;     // one decoder layer's linear weights
+  double embedding = 0;      // the input embedding's parameters
+  double tokens = 0;         // per micro-batch
+  double layers = 0;
+  double microbatches = 1;
+  double dp = 1;
+};
+
+EagerSizes eager_sizes(const ModelSpec& m, const Plan& p, const Workload& w) {
+  const ParameterCount c = count_parameters(m);
+  EagerSizes s;
+  s.params = c.total();
+  s.layers = static_cast<double>(m.layers);
+  const double mlp = m.is_moe() ? c.moe_mlp_per_layer : c.dense_mlp_per_layer;
+  s.layer_cast = c.attention_per_layer + mlp;
+  s.layer_params = s.layer_cast + c.norms_per_layer;
+  s.head_weights = c.unembedding;
+  s.cast_weights = s.layers * s.layer_cast + s.head_weights;
+  s.embedding = c.embedding;
+  s.tokens = static_cast<double>(p.micro_batch) * static_cast<double>(w.seq_len);
+  s.microbatches = static_cast<double>(p.microbatches(w));
+  s.dp = static_cast<double>(p.dp);
+  return s;
+}
+
+// Persistent state of one rank under the plan's sharding (FSDP / ZeroRedundancyOptimizer over
+// dp; DDP's buckets hold a second copy of the gradients: torch.nn.parallel.DistributedDataParallel,
+// gradient_as_bucket_view=False by default).
+struct EagerState {
+  double weights = 0, grads = 0, adam = 0, ddp_buckets = 0, gathered = 0;
+};
+
+EagerState eager_state(const EagerSizes& s, const Plan& p) {
+  EagerState st;
+  const bool zero3 = p.zero == OptimizerSharding::zero3;
+  const bool shard_grads = zero3 || p.zero == OptimizerSharding::zero2;
+  st.weights = kEagerWeightBytes * (zero3 ? s.params / s.dp : s.params);
+  st.grads = kEagerGradBytes * (shard_grads ? s.params / s.dp : s.params);
+  st.adam = kEagerAdamBytes * (p.zero == OptimizerSharding::none ? s.params : s.params / s.dp);
+  if (s.dp > 1 && !shard_grads) st.ddp_buckets = kEagerGradBytes * s.params;
+  if (zero3) st.gathered = kGatheredLayers * (kEagerWeightBytes + kEagerGradBytes) * s.layer_params;
+  return st;
+}
+
+}  // namespace
+
+double eager_layer_saved_bytes_per_token(const ModelSpec& m) {
+  const double h = static_cast<double>(m.hidden);
+  const double q = static_cast<double>(m.heads) * static_cast<double>(m.head_dim);
+  const double kv = static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim);
+  const double f = m.is_moe() ? static_cast<double>(m.moe.expert_ffn_hidden) * static_cast<double>(m.moe.top_k)
+                              : static_cast<double>(m.ffn_hidden);
+  const double mlp = (m.mlp == MlpType::swiglu ? kSavedSwigluBytesPerFfn : kSavedGeluBytesPerFfn) * f;
+  return kSavedResidualBytesPerHidden * h + kSavedNormStatBytes +
+         kSavedAttentionBytesPerWidth * (2.0 * q + 2.0 * kv) + kSavedLogsumexpBytesPerHead * static_cast<double>(m.heads) +
+         mlp;
+}
+
+MemoryBreakdown eager_pytorch_memory(const ModelSpec& m, const Plan& p, const Workload& w, const GpuSpec& gpu) {
+  const EagerSizes s = eager_sizes(m, p, w);
+  const EagerState st = eager_state(s, p);
+  const bool checkpointing = p.recompute == Recompute::full;
+  const double h = static_cast<double>(m.hidden);
+  const double vocab_tokens = static_cast<double>(m.vocab) * s.tokens;
+  const double saved_layer = eager_layer_saved_bytes_per_token(m) * s.tokens;
+  const double saved_layers = s.layers * (checkpointing ? kCheckpointBytesPerHidden * h * s.tokens : saved_layer);
+  const double head_inputs = kHeadInputBytesPerHidden * h * s.tokens;
+  // Micro-batches after the first run beside the gradients accumulated so far.
+  const double accumulated = s.microbatches > 1 ? st.grads : 0.0;
+  const double ddp = st.ddp_buckets;
+
+  MemoryBreakdown best;
+  auto consider = [&](MemoryBreakdown mem) {
+    mem.optimizer_bytes = st.adam;
+    mem.buffers_bytes += st.gathered;
+    mem.framework_bytes = runtime_reserve_bytes(p) + measured_reserve_bytes(gpu) +
+                          kAllocatorFragmentationFraction * (mem.activations_bytes + mem.logits_bytes + mem.buffers_bytes);
+    if (mem.total() > best.total()) best = mem;
+  };
+  MemoryBreakdown forward_end;
+  forward_end.weights_bytes = st.weights + kCastWeightBytes * s.cast_weights;
+  forward_end.gradients_bytes = accumulated + ddp;
+  forward_end.activations_bytes = saved_layers;
+  forward_end.logits_bytes = head_inputs + kLogitForwardBytes * vocab_tokens;
+  consider(forward_end);
+
+  MemoryBreakdown loss_backward = forward_end;
+  loss_backward.weights_bytes = st.weights + kCastWeightBytes * (checkpointing ? s.head_weights : s.cast_weights);
+  loss_backward.logits_bytes = head_inputs + kLogitBackwardBytes * vocab_tokens;
+  consider(loss_backward);
+
+  if (checkpointing) {
+    // Layer 0's recompute: every gradient but its own and the embedding's, its saved tensors and
+    // its bf16 weights.
+    MemoryBreakdown first_layer;
+    first_layer.weights_bytes = st.weights + kCastWeightBytes * s.layer_cast;
+    const double grad_share = st.grads / (kEagerGradBytes * s.params);  // 1, or 1 / dp when sharded
+    const double pending = kEagerGradBytes * (s.layer_params + s.embedding) * grad_share;
+    first_layer.gradients_bytes = std::max(0.0, st.grads - pending) + ddp;
+    first_layer.activations_bytes = kCheckpointBytesPerHidden * h * s.tokens + saved_layer;
+    consider(first_layer);
+  }
+
+  // The end of backward: every gradient; a tied embedding's backward (embedding_dense_backward)
+  // makes a dense fp32 vocab x hidden gradient before adding it to the lm_head's.
+  MemoryBreakdown backward_end;
+  backward_end.weights_bytes = st.weights;
+  backward_end.gradients_bytes = st.grads + ddp + (m.tied_embeddings ? kEagerGradBytes * s.head_weights : 0.0);
+  consider(backward_end);
+  return best;
+}
+
+}  // namespace tessera
