@@ -13,6 +13,16 @@
 
 namespace tessera {
 
+// The widths a layer's eager tensors scale with: hidden, the q and kv projections' outputs, and
+// the MLP's intermediate width a token passes through (an MoE layer's top_k experts).
+struct EagerLayerWidths {
+  double hidden = 0, q = 0, kv = 0, ffn = 0;
+};
+EagerLayerWidths eager_layer_widths(const ModelSpec& model);
+// The fp32 weights of one layer's linears that autocast casts to bf16: the projections and the
+// MLP (an MoE layer's routed experts all, as Hugging Face runs every expert's weights).
+double eager_layer_cast_params(const ModelSpec& model, bool moe);
+
 // Forward, per token and layer:
 //   2 RMSNorms in fp32 (pow, mean, rsqrt, x r, w n)                           2 x 28 h
 //   5 casts of a norm output to bf16 for q, k, v, gate, up (read 4, write 2)   5 x 6 h

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/units.h"
+#include "cost/eager_kernels.h"
 #include "cost/memory_model.h"
 #include "model/parameter_count.h"
 
@@ -74,8 +75,7 @@ EagerSizes eager_sizes(const ModelSpec& m, const Plan& p, const Workload& w) {
   EagerSizes s;
   s.params = c.total();
   s.layers = static_cast<double>(m.layers);
-  const double mlp = m.is_moe() ? c.moe_mlp_per_layer : c.dense_mlp_per_layer;
-  s.layer_cast = c.attention_per_layer + mlp;
+  s.layer_cast = eager_layer_cast_params(m, m.is_moe());
   s.layer_params = s.layer_cast + c.norms_per_layer;
   s.head_weights = c.unembedding;
   s.cast_weights = s.layers * s.layer_cast + s.head_weights;
@@ -108,15 +108,11 @@ EagerState eager_state(const EagerSizes& s, const Plan& p) {
 }  // namespace
 
 double eager_layer_saved_bytes_per_token(const ModelSpec& m) {
-  const double h = static_cast<double>(m.hidden);
-  const double q = static_cast<double>(m.heads) * static_cast<double>(m.head_dim);
-  const double kv = static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim);
-  const double f = m.is_moe() ? static_cast<double>(m.moe.expert_ffn_hidden) * static_cast<double>(m.moe.top_k)
-                              : static_cast<double>(m.ffn_hidden);
-  const double mlp = (m.mlp == MlpType::swiglu ? kSavedSwigluBytesPerFfn : kSavedGeluBytesPerFfn) * f;
-  return kSavedResidualBytesPerHidden * h + kSavedNormStatBytes +
-         kSavedAttentionBytesPerWidth * (2.0 * q + 2.0 * kv) + kSavedLogsumexpBytesPerHead * static_cast<double>(m.heads) +
-         mlp;
+  const EagerLayerWidths w = eager_layer_widths(m);
+  const double mlp = (m.mlp == MlpType::swiglu ? kSavedSwigluBytesPerFfn : kSavedGeluBytesPerFfn) * w.ffn;
+  return kSavedResidualBytesPerHidden * w.hidden + kSavedNormStatBytes +
+         kSavedAttentionBytesPerWidth * (2.0 * w.q + 2.0 * w.kv) +
+         kSavedLogsumexpBytesPerHead * static_cast<double>(m.heads) + mlp;
 }
 
 MemoryBreakdown eager_pytorch_memory(const ModelSpec& m, const Plan& p, const Workload& w, const GpuSpec& gpu) {

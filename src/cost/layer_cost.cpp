@@ -43,13 +43,6 @@ constexpr double kElementwiseKernelsPerLayer = 8.0;
 // (the attention block and the router): the rest waits for the host sync.
 constexpr double kHostOpsBeforeRouting = 0.5;
 
-// The fp32 weights of one layer's linears that autocast casts (eager PyTorch): projections and
-// the MLP (an MoE layer's routed experts all, as HF runs every expert's weights).
-double eager_cast_params(const ModelSpec& m, bool moe) {
-  const ParameterCount c = count_parameters(m);
-  return c.attention_per_layer + (moe ? c.moe_mlp_per_layer : c.dense_mlp_per_layer);
-}
-
 // Attention projections' forward time, and the part that MLA's up-projections take.
 struct ProjectionTimes {
   double total_s = 0;
@@ -230,7 +223,7 @@ LayerCost layer_cost(const LayerContext& x, bool moe, Recompute recompute) {
   if (p.framework == TrainingFramework::pytorch) {
     // Eager PyTorch: every elementwise op its own kernel (cost/eager_kernels.h), and autocast's
     // bf16 copy of each fp32 weight per forward (again when recomputed), its gradient cast back.
-    const double params = eager_cast_params(m, moe);
+    const double params = eager_layer_cast_params(m, moe);
     elementwise_fwd = memory_bound_time_s(T * eager_layer_forward_bytes_per_token(m) + kEagerWeightCastBytesPerParam * params, x.c.gpu) +
                       kEagerKernelsPerLayerForward * x.c.gpu.kernel_overhead_s;
     elementwise_bwd = memory_bound_time_s(T * eager_layer_backward_bytes_per_token(m) + kEagerGradCastBytesPerParam * params, x.c.gpu) +

@@ -371,23 +371,23 @@ LayerSplit default_physical_split(const Plan& p, std::int64_t layers) {
   return s;
 }
 
-// Chunks of stage s that hold one layer fewer than ceil(T / vpp): the first ones on stage 0,
-// the last ones elsewhere; how many of them come before round r.
+// A stage's chunks that hold one layer fewer than ceil(T / vpp): the first ones on stage 0 (the
+// embedding's chunk first), the last ones on every other stage (the loss's chunk last).
 std::int64_t widest_chunk(std::int64_t stage_layers, std::int64_t vpp) { return (stage_layers + vpp - 1) / vpp; }
-bool light_chunk(std::int64_t s, std::int64_t r, std::int64_t light, std::int64_t vpp) {
-  return s == 0 ? r < light : r >= vpp - light;
+bool light_chunk(bool first_stage, std::int64_t r, std::int64_t light, std::int64_t vpp) {
+  return first_stage ? r < light : r >= vpp - light;
 }
-std::int64_t light_chunks_before(std::int64_t s, std::int64_t r, std::int64_t light, std::int64_t vpp) {
-  return s == 0 ? std::min(r, light) : std::max<std::int64_t>(0, r - (vpp - light));
+std::int64_t light_chunks_before(bool first_stage, std::int64_t r, std::int64_t light, std::int64_t vpp) {
+  return first_stage ? std::min(r, light) : std::max<std::int64_t>(0, r - (vpp - light));
 }
-// Layers in chunks 0 .. r - 1 of a stage of `stage_layers` (the stage's index decides which are light).
-std::int64_t layers_before_round(std::int64_t s, std::int64_t stage_layers, std::int64_t r, std::int64_t vpp) {
+// Layers in chunks 0 .. r - 1 of a stage of `stage_layers`.
+std::int64_t layers_before_round(bool first_stage, std::int64_t stage_layers, std::int64_t r, std::int64_t vpp) {
   const std::int64_t widest = widest_chunk(stage_layers, vpp);
-  return r * widest - light_chunks_before(s, r, vpp * widest - stage_layers, vpp);
+  return r * widest - light_chunks_before(first_stage, r, vpp * widest - stage_layers, vpp);
 }
-std::int64_t chunk_layers(std::int64_t s, std::int64_t stage_layers, std::int64_t r, std::int64_t vpp) {
+std::int64_t chunk_layers(bool first_stage, std::int64_t stage_layers, std::int64_t r, std::int64_t vpp) {
   const std::int64_t widest = widest_chunk(stage_layers, vpp);
-  return widest - (light_chunk(s, r, vpp * widest - stage_layers, vpp) ? 1 : 0);
+  return widest - (light_chunk(first_stage, r, vpp * widest - stage_layers, vpp) ? 1 : 0);
 }
 }  // namespace
 
@@ -414,7 +414,7 @@ std::int64_t LayerSplit::physical_stage_layers(std::int64_t s) const {
 
 std::int64_t LayerSplit::virtual_stage_layers(std::int64_t k) const {
   const std::int64_t s = k % pp;
-  return chunk_layers(s, physical_stage_layers(s), k / pp, vpp);
+  return chunk_layers(s == 0, physical_stage_layers(s), k / pp, vpp);
 }
 
 // Chunks before k in pipeline order: every stage's rounds before k's round, then the stages
@@ -422,16 +422,16 @@ std::int64_t LayerSplit::virtual_stage_layers(std::int64_t k) const {
 // the same chunks, so each kind is counted once.
 std::int64_t LayerSplit::virtual_stage_start(std::int64_t k) const {
   const std::int64_t s = k % pp, r = k / pp;
-  if (pp == 1) return layers_before_round(0, first, r, vpp);
+  if (pp == 1) return layers_before_round(true, first, r, vpp);
   const std::int64_t full_middles = pp - 2 - light_middles;
-  std::int64_t start = layers_before_round(0, first, r, vpp) + layers_before_round(pp - 1, last, r, vpp) +
-                       light_middles * layers_before_round(1, middle - 1, r, vpp) +
-                       full_middles * layers_before_round(1, middle, r, vpp);
+  std::int64_t start = layers_before_round(true, first, r, vpp) + layers_before_round(false, last, r, vpp) +
+                       light_middles * layers_before_round(false, middle - 1, r, vpp) +
+                       full_middles * layers_before_round(false, middle, r, vpp);
   if (s == 0) return start;
-  start += chunk_layers(0, first, r, vpp);
+  start += chunk_layers(true, first, r, vpp);
   const std::int64_t light_before = std::min(s - 1, light_middles);
   const std::int64_t full_before = s - 1 - light_before;
-  return start + light_before * chunk_layers(1, middle - 1, r, vpp) + full_before * chunk_layers(1, middle, r, vpp);
+  return start + light_before * chunk_layers(false, middle - 1, r, vpp) + full_before * chunk_layers(false, middle, r, vpp);
 }
 
 bool LayerSplit::even() const {

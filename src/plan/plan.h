@@ -191,8 +191,7 @@ struct LayerSplit {
 LayerSplit split_layers(const Plan& plan, std::int64_t layers);  // throws Error if impossible
 
 // Transformer layers per virtual stage, in pipeline order (pp * vpp entries; virtual stage k runs
-// on physical stage k % pp). Uneven counts go the Megatron way: middle stages equal, the first and
-// last take fewer (or what first_stage_layers / last_stage_layers say).
+// on physical stage k % pp), as LayerSplit places them.
 std::vector<std::int64_t> layers_per_virtual_stage(const Plan& plan, std::int64_t layers);
 
 }  // namespace tessera
