@@ -531,3 +531,24 @@ TEST_F(CliBadInput, UnphysicalMemoryLimitIsRefused) {
     expect_bad_input(run({"plan", "--model", "llama3-8b", "--cluster", kCluster, "--gbs", "8", "--max-memory-gib", bad}),
                      {"--max-memory-gib"});
 }
+
+// Issue 29's new inputs: the framework (flag and plan key), plans a framework cannot run, the
+// measured-peaks file of validate --memory, ids across several validation files.
+TEST_F(CliBadInput, FrameworksAndPeakFilesNameTheField) {
+  expect_bad_input(run({"plan", "--model", kModel, "--cluster", kCluster, "--gbs", "8", "--framework", "bogus"}),
+                   {"--framework"});
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", kCluster, "--plan", "gbs=8,framework=bogus"}),
+                   {"framework"});
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", "h200:2", "--plan", "gbs=8,pp=2,framework=pytorch"}),
+                   {"pp"});
+  expect_bad_input(run({"estimate", "--model", kModel, "--cluster", "h200:2", "--plan", "gbs=8,cp=2,seq=4096,framework=deepspeed"}),
+                   {"cp"});
+  const fs::path runs = file("runs.csv", std::string(kValidationHeader) + kValidationRow);
+  const std::string id = std::string(kValidationRow).substr(0, std::string(kValidationRow).find(','));
+  const std::string head = "id,ran,peak_allocated_gib\n";
+  for (const auto& [body, field] : {std::pair<std::string, const char*>{"nope,yes,3\n", "memory.id"},
+                                    {id + ",yes,-3\n", "memory.peak_allocated_gib"},
+                                    {id + ",perhaps,3\n", "memory.ran"}})
+    expect_bad_input(run({"validate", runs.string(), "--memory", file("peaks.csv", head + body).string()}), {field});
+  expect_bad_input(run({"validate", runs.string(), runs.string()}), {"csv.id"});
+}
