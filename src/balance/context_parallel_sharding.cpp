@@ -10,13 +10,15 @@ namespace {
 double segment_time_s(std::int64_t begin, std::int64_t end, std::int64_t length, const SpanCost& cost) {
   if (end <= begin) return 0.0;
   const double rows = static_cast<double>(end - begin);
-  const std::int64_t tiles = (end - begin + kAttentionTileRows - 1) / kAttentionTileRows;
-  const double padding_rows = static_cast<double>(tiles * kAttentionTileRows - (end - begin));
+  const std::int64_t tiles = (end - begin + kAttentionQueryTileRows - 1) / kAttentionQueryTileRows;
+  const double padding_rows = static_cast<double>(tiles * kAttentionQueryTileRows - (end - begin));
   const double b = static_cast<double>(begin), e = static_cast<double>(end);
   // Causal: query at position q sees q + 1 keys; a padded row is charged the segment's last key span.
   const double pairs = cost.causal ? (e * (e + 1.0) - b * (b + 1.0)) / 2.0 + padding_rows * e
                                    : (rows + padding_rows) * static_cast<double>(length);
-  return cost.linear_s_per_token * rows + cost.attention_s_per_pair * pairs;
+  // The document's keys per query tile set the kernel's efficiency (SpanCost::attention_half_seq).
+  const double span_factor = 1.0 + cost.attention_half_seq / static_cast<double>(std::max<std::int64_t>(1, length));
+  return cost.linear_s_per_token * rows + cost.attention_s_per_pair * pairs * span_factor;
 }
 
 // Chunk j of 2 cp over n tokens: [j n / 2cp, (j + 1) n / 2cp).

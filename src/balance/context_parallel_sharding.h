@@ -8,7 +8,7 @@
 //                 each (WLB-LLM, OSDI'25, §5's per-document sharding, padding-free): even work, but
 //                 short documents leave small chunks that waste the attention kernel's tiles
 // The prediction per rank: GEMM time for its tokens plus attention time for its query-key pairs,
-// each query segment's rows rounded up to whole tiles of kAttentionTileRows. The choice is the
+// each query segment's rows rounded up to whole tiles of kAttentionQueryTileRows. The choice is the
 // way with the faster slowest rank (WLB-LLM §5.2's adaptive selection).
 #pragma once
 
@@ -17,15 +17,13 @@
 #include <vector>
 
 #include "balance/sample_cost.h"
+#include "cost/compute_cost.h"  // kAttentionQueryTileRows
 
 namespace tessera {
 
 enum class CpSharding { per_sequence, per_document };
 const char* to_string(CpSharding sharding);
 
-// A fused attention kernel works on blocks of 128 query rows (FlashAttention-2, Dao 2023, §3.3:
-// block sizes {64, 128}; 128 for head dimension 128).
-inline constexpr std::int64_t kAttentionTileRows = 128;
 
 struct CpShardingChoice {
   CpSharding sharding = CpSharding::per_sequence;

@@ -65,7 +65,7 @@ CpCostModel make_cp_cost_model(const ModelSpec& model, const Cluster& cluster, s
 // The cap alone (the binary search on stage_memory), exposed for tests.
 std::int64_t max_tokens_per_gpu(const ModelSpec& model, const GpuSpec& gpu, std::int64_t gpus, Recompute recompute);
 
-inline constexpr std::int64_t kMinCapTokens = 128;  // one attention tile (kAttentionTileRows)
+inline constexpr std::int64_t kMinCapTokens = 128;  // one attention tile (kAttentionQueryTileRows)
 
 struct CpMicrobatchTime {
   double compute_s = 0;       // slowest rank, GEMMs + attention (+ recompute)

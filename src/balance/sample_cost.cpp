@@ -8,6 +8,15 @@ namespace tessera {
 namespace {
 constexpr double kFlopsPerMac = 2.0;
 constexpr bool kBf16 = false;  // not FP8: samples are costed at the 16-bit peak
+
+// Fused attention over a packed sequence of `packed_tokens`: one kernel call of `heads` heads
+// over all of it fills the SMs (the tile saturation); the keys each tile walks are its own
+// span's (SpanCost::attention_half_seq), so the per-pair rate here leaves that saturation out.
+double packed_attention_rate(const GpuSpec& gpu, double heads, std::int64_t packed_tokens) {
+  GpuSpec long_spans = gpu;
+  long_spans.attention_half_seq = 0;
+  return gpu.peak_flops(kBf16) * attention_efficiency({heads, static_cast<double>(packed_tokens)}, long_spans);
+}
 }  // namespace
 
 SpanCost backbone_span_cost(const ModelSpec& backbone, const GpuSpec& gpu, std::int64_t packed_tokens) {
@@ -17,10 +26,11 @@ SpanCost backbone_span_cost(const ModelSpec& backbone, const GpuSpec& gpu, std::
   const double linear_flops = per_token.attention_linear + per_token.mlp + per_token.logits;
   const double h = static_cast<double>(backbone.hidden);
   const double gemm_rate = gpu.peak_flops(kBf16) * gemm_efficiency(static_cast<double>(packed_tokens), h, h, gpu, kBf16);
-  const double attention_rate = gpu.peak_flops(kBf16) * gpu.attention_efficiency;
+  const double attention_rate = packed_attention_rate(gpu, static_cast<double>(backbone.heads), packed_tokens);
   SpanCost cost;
   cost.linear_s_per_token = kGemmTrainingOverForward * linear_flops / gemm_rate;
   cost.attention_s_per_pair = kFlashTrainingOverForward * per_token.attention_core / attention_rate;
+  cost.attention_half_seq = gpu.attention_half_seq;
   cost.causal = true;
   return cost;
 }
@@ -28,13 +38,14 @@ SpanCost backbone_span_cost(const ModelSpec& backbone, const GpuSpec& gpu, std::
 SpanCost module_span_cost(const ModuleShape& module, const GpuSpec& gpu, std::int64_t packed_tokens) {
   const double h = static_cast<double>(module.hidden);
   const double gemm_rate = gpu.peak_flops(kBf16) * gemm_efficiency(static_cast<double>(packed_tokens), h, h, gpu, kBf16);
-  const double attention_rate = gpu.peak_flops(kBf16) * gpu.attention_efficiency;
+  const double attention_rate = packed_attention_rate(gpu, static_cast<double>(module.heads), packed_tokens);
   // Q.K^T and P.V: two MACs per head dimension per pair per head.
   const double pair_flops = kFlopsPerMac * 2.0 * static_cast<double>(module.heads * module.head_dim) *
                             static_cast<double>(module.layers);
   SpanCost cost;
   cost.linear_s_per_token = kGemmTrainingOverForward * kFlopsPerMac * module.gemm_weights() / gemm_rate;
   cost.attention_s_per_pair = kFlashTrainingOverForward * pair_flops / attention_rate;
+  cost.attention_half_seq = gpu.attention_half_seq;
   cost.causal = false;
   return cost;
 }

@@ -23,9 +23,16 @@ struct SpanCost {
   double linear_s_per_token = 0;    // GEMMs, forward + backward
   double attention_s_per_pair = 0;  // fused attention per query-key pair, forward + backward
   bool causal = true;
+  // Keys per query tile at which the attention kernel's efficiency halves (GpuSpec::
+  // attention_half_seq; cost/compute_cost.h): a span of d keys runs at d / (d + half) of the
+  // long-span rate, so its pairs cost (1 + half / d) times more.
+  double attention_half_seq = 0;
 
   double pairs(double tokens) const { return causal ? tokens * (tokens + 1.0) / 2.0 : tokens * tokens; }
-  double time_s(double tokens) const { return linear_s_per_token * tokens + attention_s_per_pair * pairs(tokens); }
+  double attention_s(double tokens) const {
+    return tokens > 0 ? attention_s_per_pair * pairs(tokens) * (1.0 + attention_half_seq / tokens) : 0.0;
+  }
+  double time_s(double tokens) const { return linear_s_per_token * tokens + attention_s(tokens); }
 };
 
 struct SampleCostModel {

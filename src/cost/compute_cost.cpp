@@ -26,9 +26,28 @@ double gemm_time_s(double m, double n, double k, double count, const GpuSpec& gp
   return count * (std::max(compute_s, memory_s) + gpu.kernel_overhead_s);
 }
 
-double attention_time_s(double flops, const GpuSpec& gpu) {
-  if (flops <= 0) return 0.0;
-  return flops / (gpu.peak_flops(false) * gpu.attention_efficiency) + gpu.kernel_overhead_s;
+double grouped_gemm_time_s(double m, double n, double k, double groups, const GpuSpec& gpu, bool fp8) {
+  if (m <= 0 || n <= 0 || k <= 0 || groups <= 0) return 0.0;
+  const double rows = m * groups;
+  const double flops = 2.0 * rows * n * k;
+  const double compute_s = flops / (gpu.peak_flops(fp8) * gemm_efficiency(rows, n, k, gpu, fp8));
+  const double element_bytes = fp8 ? units::kBytesFp8 : units::kBytesBf16;
+  const double bytes = element_bytes * (rows * k + groups * k * n) + units::kBytesBf16 * rows * n;
+  const double memory_s = bytes / (gpu.hbm_tbps * 1e12 * gpu.hbm_efficiency);
+  return std::max(compute_s, memory_s) + gpu.kernel_overhead_s;
+}
+
+double attention_efficiency(const AttentionCall& call, const GpuSpec& gpu) {
+  double eff = gpu.attention_efficiency;
+  if (gpu.attention_half_seq > 0) eff *= saturation(call.seq, gpu.attention_half_seq);
+  if (gpu.attention_half_tiles > 0)
+    eff *= saturation(call.batch_heads * call.seq / static_cast<double>(kAttentionQueryTileRows), gpu.attention_half_tiles);
+  return eff;
+}
+
+double attention_time_s(double flops, const AttentionCall& call, const GpuSpec& gpu) {
+  if (flops <= 0 || call.batch_heads <= 0 || call.seq <= 0) return 0.0;
+  return flops / (gpu.peak_flops(false) * attention_efficiency(call, gpu)) + gpu.kernel_overhead_s;
 }
 
 double memory_bound_time_s(double bytes, const GpuSpec& gpu) {

@@ -271,7 +271,7 @@ class IterationModel {
   }
 
   DpTime data_parallel_time(const StageShape& shape, const StageParameters& params, const StageCost& sc) const {
-    const double g = kGradBytesPerParam, w16 = kWeightBytesPerParam;
+    const double g = gradient_reduce_bytes_per_param(p.framework), w16 = kWeightBytesPerParam;
     DpTime t;
     if (p.zero == OptimizerSharding::none) {
       t.sync_s = over_params(all_reduce_time_s, g, params);
@@ -359,17 +359,21 @@ class IterationModel {
   }
 
   // ZeRO-3 that gathers per micro-batch: the weights before forward and, when they were
-  // re-sharded after it, again before backward (and for the recomputed forward); gradients are
-  // reduce-scattered per micro-batch; all prefetched under compute, but the first layer's gather
-  // cannot hide (Rajbhandari et al. 2020 §5; Zhao et al. 2023, FSDP §3.3).
+  // re-sharded after it, again before backward; a recomputed forward reuses the backward's gather
+  // (Megatron-FSDP gathers "once for both the recomputation and backward computation",
+  // megatron_fsdp.py; FSDP2 skips its pre-forward unshard in PRE_BACKWARD, _fsdp_state.py;
+  // DeepSpeed keeps parameters reused within stage3_max_reuse_distance). Gradients are
+  // reduce-scattered every micro-batch (all three, even under accumulation); all prefetched under
+  // compute on their own streams, but the first layer's gather cannot hide (Rajbhandari et al.
+  // 2020 §5; Zhao et al. 2023, FSDP §3.3).
   double zero3_exposed_time(const StageShape& shape, const StageParameters& params, const StageCost& sc) const {
-    const double gathers = !p.reshard_after_forward ? 1.0 : (p.recompute == Recompute::full ? 3.0 : 2.0);
+    const double gathers = p.reshard_after_forward ? 2.0 : 1.0;
     const double layers = std::max<double>(1.0, static_cast<double>(shape.layers));
     // The collectives run per layer (FSDP's wrapping unit), so each pays the ring's latency;
     // over_params counts one latency per whole-stage collective.
     const double ring_latency_s = static_cast<double>(dp_ranks - 1) * dp_link.latency_s;
     const double per_mb = gathers * over_params(all_gather_time_s, kWeightBytesPerParam, params) +
-                          over_params(reduce_scatter_time_s, kGradBytesPerParam, params) +
+                          over_params(reduce_scatter_time_s, gradient_reduce_bytes_per_param(p.framework), params) +
                           (gathers + 1.0) * (layers - 1.0) * ring_latency_s;
     const double exposed_per_mb = p.overlap_param_gather ? std::max(0.0, per_mb - sc.total()) + per_mb / layers : per_mb;
     return exposed_per_mb * static_cast<double>(microbatches);
@@ -504,8 +508,9 @@ void fill_simulation_costs(const IterationModel& it, const StageTotals& stages, 
 }
 
 // Both paths: everything but the pipeline term is shared.
-Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& p, const Workload& w,
+Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& asked, const Workload& w,
                        PipelineModel mode, Timeline* timeline, PipelineInputs* inputs = nullptr) {
+  const Plan p = as_run_by_framework(asked);
   const IterationModel it(m, c, p, w);
   const std::int64_t special_end = it.special_end();
   const StageTotals stages = visit_stages(it, special_end);
@@ -592,12 +597,13 @@ namespace tessera {
 // and never throws); memory terms use the plan as given (pp = the whole pipeline).
 struct StageSliceCoster::State {
   State(const ModelSpec& model, const Cluster& cluster, const Plan& plan, const Workload& workload)
-      : m(model), c(cluster), p(plan), single(plan), w(workload), it(m, c, single_stage(single), w) {}
+      : m(model), c(cluster), p(as_run_by_framework(plan)), single(p), w(workload), it(m, c, single_stage(single), w) {}
   static const Plan& single_stage(Plan& plan) {
     plan.pp = 1;
     plan.vpp = 1;
     plan.first_stage_layers = 0;
     plan.last_stage_layers = 0;
+    plan.account_embedding = plan.account_loss = false;
     return plan;
   }
   StageShape shape(const StageSlice& slice) const {

@@ -96,7 +96,11 @@ AttentionCoreTimes attention_core(const LayerContext& x, double qk_dim, double v
   if (x.p.flash_attention) {
     const auto per_token = forward_flops_per_token(m, x.seq_len, /*causal_span=*/x.causal);
     const double flops = x.tokens * per_token.attention_core / static_cast<double>(m.layers) / x.tp;
-    const double fwd = attention_time_s(flops, x.c.gpu);
+    // One kernel call per micro-batch: its heads on this rank, over the rank's context shard.
+    const double micro_batch = x.tokens / (static_cast<double>(x.seq_len) / static_cast<double>(x.p.cp));
+    const AttentionCall call{micro_batch * static_cast<double>(m.heads) / x.tp,
+                             static_cast<double>(x.seq_len) / static_cast<double>(x.p.cp)};
+    const double fwd = attention_time_s(flops, call, x.c.gpu);
     return {fwd, kFlashBackwardOverForward * fwd};
   }
   // Unfused: the full s x s matrix as batched GEMMs plus softmax/dropout traffic.

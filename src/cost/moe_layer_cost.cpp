@@ -93,8 +93,8 @@ MoeBlockCost moe_block_cost(const LayerContext& x) {
   const double local_experts = experts / ep;
   const double copies = etp * tokens * k * load;
   const double per_expert = copies / local_experts;
-  c.expert_gemm_s = gemm_time_s(per_expert, gate * f / etp, h, local_experts, x.c.gpu, x.fp8) +
-                    gemm_time_s(per_expert, h, f / etp, local_experts, x.c.gpu, x.fp8);
+  c.expert_gemm_s = grouped_gemm_time_s(per_expert, gate * f / etp, h, local_experts, x.c.gpu, x.fp8) +
+                    grouped_gemm_time_s(per_expert, h, f / etp, local_experts, x.c.gpu, x.fp8);
   const double act_passes = m.mlp == MlpType::swiglu ? 3.0 : 2.0;
   c.expert_act_s = memory_bound_time_s(kB16 * act_passes * copies * f / etp, x.c.gpu);
   if (x.fp8) {

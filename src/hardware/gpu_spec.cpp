@@ -49,6 +49,11 @@ void GpuSpec::validate() const {
   require_efficiency(p + "fp8_gemm_efficiency", fp8_gemm_efficiency);
   require_in_range(p + "gemm_half_dim", gemm_half_dim, kMinGemmHalfDim, kMaxGemmHalfDim, "elements");
   require_efficiency(p + "attention_efficiency", attention_efficiency);
+  if (attention_half_seq != 0)
+    require_in_range(p + "attention_half_seq", attention_half_seq, kMinGemmHalfDim, kMaxGemmHalfDim, "keys (0: none)");
+  if (attention_half_tiles != 0)
+    require_in_range(p + "attention_half_tiles", attention_half_tiles, kMinGemmHalfDim, kMaxGemmHalfDim,
+                     "query tiles (0: none)");
   require_efficiency(p + "hbm_efficiency", hbm_efficiency);
   require_efficiency(p + "nvlink_efficiency", nvlink_efficiency);
   require_efficiency(p + "network_efficiency", network_efficiency);

@@ -55,6 +55,9 @@ struct GpuSpec {
   double fp8_gemm_efficiency = 0;   // the same for FP8 GEMMs against the FP8 peak
   double gemm_half_dim = 0;         // GEMM dimension at which that dimension alone halves efficiency
   double attention_efficiency = 0;  // fused (flash) attention's sustained fraction of the peak
+  // Fused attention's shape saturations (cost/compute_cost.h AttentionCall); 0 = none measured.
+  double attention_half_seq = 0;    // keys per query tile at which that alone halves efficiency
+  double attention_half_tiles = 0;  // query tiles per call at which that alone halves efficiency
   double hbm_efficiency = 0;        // sustained fraction of HBM bandwidth for streaming kernels
   double nvlink_efficiency = 0;     // NCCL bus bandwidth over one-direction link bandwidth
   double network_efficiency = 0;    // NCCL bus bandwidth over NIC line rate

@@ -52,7 +52,8 @@ const std::set<std::string>& switch_flags() {
       "--moe-pad-expert-input-to-capacity", "--moe-router-force-load-balancing",
       "--overlap-moe-expert-parallel-comm", "--delay-wgrad-compute", "--fp8-param-gather", "--use-megatron-fsdp",
       "--moe-router-enable-expert-bias", "--moe-router-pre-softmax", "--qk-layernorm", "--quick-geglu",
-      "--use-rope-scaling", "--no-gradient-accumulation-fusion"};
+      "--use-rope-scaling", "--no-gradient-accumulation-fusion", "--account-for-embedding-in-pipeline-split",
+      "--account-for-loss-in-pipeline-split"};
   return flags;
 }
 
@@ -129,6 +130,8 @@ PlanRequest plan_from_megatron_args(const std::vector<std::string>& args, const 
                   "a divisor of layers / pipeline size");
     s += fmt::format(",vpp={}", model.layers / (pp * per_chunk));
   }
+  if (switches.count("--account-for-embedding-in-pipeline-split")) s += ",account_embedding=1";
+  if (switches.count("--account-for-loss-in-pipeline-split")) s += ",account_loss=1";
   // Uneven split flags: kept only when they differ from Megatron's default split for this
   // layout, so an exported plan reads back to the same plan.
   PlanRequest layout = load_plan(s + ",sp=0,zero=0", model, cluster);

@@ -18,7 +18,7 @@ constexpr const char* kKeys =
     "tp, pp, dp, cp, ep, vpp, mb, gbs, seq, recompute, recompute_layers, sp, zero, precision, overlap_grad, "
     "overlap_param, overlap_tp, overlap_p2p, p2p_sg, flash, first_stage_layers, last_stage_layers, etp, "
     "dispatcher, capacity_factor, force_balance, overlap_ep, delay_wgrad, fp8_recipe, fp8_param_gather, "
-    "recompute_modules, reshard, framework";
+    "recompute_modules, reshard, framework, account_embedding, account_loss";
 
 
 // Fills a plan from key -> text pairs (shorthand or JSON values rendered as text).
@@ -60,6 +60,8 @@ PlanRequest build(const std::map<std::string, std::string>& kv, const ModelSpec&
     else if (key == "fp8_param_gather") p.fp8_param_gather = parse_switch(key, value);
     else if (key == "recompute_modules") p.recompute_modules = parse_recompute_modules(value);
     else if (key == "reshard") p.reshard_after_forward = parse_switch(key, value);
+    else if (key == "account_embedding") p.account_embedding = parse_switch(key, value);
+    else if (key == "account_loss") p.account_loss = parse_switch(key, value);
     else if (key == "framework") {
       p.framework = parse_training_framework(value);
     }
@@ -159,6 +161,8 @@ nlohmann::json plan_to_json(const Plan& p, const Workload& w) {
           {"p2p_sg", p.p2p_scatter_gather},
           {"first_stage_layers", p.first_stage_layers},
           {"last_stage_layers", p.last_stage_layers},
+          {"account_embedding", p.account_embedding},
+          {"account_loss", p.account_loss},
           {"etp", p.etp},
           {"dispatcher", to_string(p.dispatcher)},
           {"capacity_factor", p.capacity_factor},
@@ -186,6 +190,8 @@ std::string plan_to_shorthand(const Plan& p, const Workload& w) {
   if (!p.p2p_scatter_gather) s += ",p2p_sg=0";
   if (p.first_stage_layers) s += fmt::format(",first_stage_layers={}", p.first_stage_layers);
   if (p.last_stage_layers) s += fmt::format(",last_stage_layers={}", p.last_stage_layers);
+  if (p.account_embedding) s += ",account_embedding=1";
+  if (p.account_loss) s += ",account_loss=1";
   if (p.etp != 0 && p.etp != p.tp) s += fmt::format(",etp={}", p.etp);
   if (p.dispatcher != MoeDispatcher::alltoall) s += fmt::format(",dispatcher={}", to_string(p.dispatcher));
   if (p.capacity_factor != 0) s += fmt::format(",capacity_factor={}", p.capacity_factor);

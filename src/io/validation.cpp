@@ -1,10 +1,12 @@
 #include "io/validation.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <numeric>
 #include <set>
+#include <string_view>
 #include <utility>
 
 #include <fmt/core.h>
@@ -118,6 +120,29 @@ ModelSpec row_model(const Row& r, std::map<std::string, std::string>& assumed) {
   return m;
 }
 
+// The modules of the first "--recompute-modules a b ..." in a row's notes (Megatron's flag: module
+// names separated by spaces, up to the first word that is not one); 0 when the notes name none.
+unsigned recompute_modules_flag(const std::string& notes) {
+  constexpr std::string_view kFlag = "--recompute-modules";
+  const std::size_t at = notes.find(kFlag);
+  if (at == std::string::npos) return 0;
+  unsigned modules = 0;
+  std::size_t pos = at + kFlag.size();
+  while (pos < notes.size()) {
+    while (pos < notes.size() && notes[pos] == ' ') ++pos;
+    std::size_t end = pos;
+    while (end < notes.size() && (std::isalnum(static_cast<unsigned char>(notes[end])) || notes[end] == '_')) ++end;
+    if (end == pos) break;
+    try {
+      modules |= parse_recompute_modules(notes.substr(pos, end - pos));
+    } catch (const Error&) {
+      break;  // the first word that names no module ends the list
+    }
+    pos = end;
+  }
+  return modules;
+}
+
 // MoE and FP8 settings the schema states in columns (etp) or only in the notes (routing,
 // capacity, dispatcher, EP overlap, FP8 scaling, recompute modules). Each reading is reported.
 void set_moe_and_fp8_knobs(const Row& r, const ModelSpec& model, Plan& p, std::map<std::string, std::string>& assumed) {
@@ -125,14 +150,16 @@ void set_moe_and_fp8_knobs(const Row& r, const ModelSpec& model, Plan& p, std::m
   const auto says = [&notes](const char* text) { return notes.find(text) != std::string::npos; };
   if (model.is_moe()) {
     if (r.has("etp") && !r.empty("etp")) p.etp = r.integer("etp");
-    if (says("Force-balanced") || says("force-balanced")) {
+    if (says("Force-balanced") || says("force-balanced") || says("--moe-router-force-load-balancing")) {
       p.force_balance = true;
       assumed["routing"] = "force-balanced (notes)";
     } else if (says("capacity factor 1.0") || says("capacity 1.0")) {
       p.capacity_factor = 1.0;
       assumed["routing"] = "capacity factor 1.0 with padding (notes)";
     }
-    if (says("flex dispatcher")) p.dispatcher = MoeDispatcher::flex;
+    // DeepEP is Megatron's flex dispatcher (--moe-token-dispatcher-type flex with the DeepEP
+    // backend); a row that names plain all-to-all "not DeepEP" keeps the all-to-all.
+    if (says("flex dispatcher") || (says("DeepEP") && !says("not DeepEP"))) p.dispatcher = MoeDispatcher::flex;
     if (says("moe_a2a_overlap True")) p.overlap_ep = p.delay_wgrad = true;
     if (p.dispatcher != MoeDispatcher::alltoall || p.overlap_ep)
       assumed["dispatcher"] = std::string(to_string(p.dispatcher)) + (p.overlap_ep ? " with EP overlap" : "") + " (notes)";
@@ -141,6 +168,21 @@ void set_moe_and_fp8_knobs(const Row& r, const ModelSpec& model, Plan& p, std::m
   if (says("recompute of mla_up_proj") || says("RM='mla_up_proj'")) {
     p.recompute_modules = kRecomputeMlaUpProj;
     assumed["recompute_modules"] = "mla_up_proj (notes)";
+  }
+  // Megatron's --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split
+  // (written "--account-for-embedding/loss-in-pipeline-split" for both).
+  if (says("account-for-embedding")) p.account_embedding = true;
+  if (says("account-for-loss") || says("account-for-embedding/loss")) p.account_loss = true;
+  if (p.account_embedding || p.account_loss)
+    assumed["pipeline_split"] = std::string(p.account_embedding && p.account_loss ? "embedding and loss"
+                                            : p.account_embedding                 ? "embedding"
+                                                                                  : "loss") +
+                                " counted as layers (notes)";
+  // The ModelZoo's shorthand for --recompute-modules moe_act layernorm.
+  if (says("recompute 'norm, act'")) p.recompute_modules = kRecomputeMoeAct | kRecomputeLayernorm;
+  if (const unsigned modules = recompute_modules_flag(notes); modules != 0) {
+    p.recompute_modules = modules;
+    assumed["recompute_modules"] = recompute_modules_text(modules) + " (notes: --recompute-modules)";
   }
 }
 
@@ -228,23 +270,12 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::v
     // (Megatron-LM added --overlap-p2p-communication with Megatron-Core in 2023).
     base.overlap_p2p = false;
   }
-  // DeepSpeed's engines (framework deepspeed, megatron-deepspeed: BLOOM, MT-NLG, ZeRO-3, vTrain).
-  // With pp > 1 the PipelineEngine runs a fixed instruction schedule (deepspeed/runtime/pipe/
-  // schedule.py TrainSchedule): blocking send/recv of whole activations between compute steps and
-  // ReduceGrads after the flush, so nothing of the reduction hides. With pp = 1 the engine's
-  // overlap_comm (reduce buckets during backward) is a config value no row publishes: an unknown
-  // knob, filled like the others with the faster setting (overlapped). ZeRO-3's gathers run on
-  // the compute stream (stage3 prefetching issues them in order, not ahead).
-  if (deepspeed_engine(base.framework)) {
-    if (base.pp > 1) {
-      base.overlap_p2p = false;
-      base.p2p_scatter_gather = false;
-      base.overlap_grad_reduce = false;
-    }
-    base.overlap_param_gather = false;
+  // DeepSpeed's engines fix their own schedule (plan.h as_run_by_framework); with pp = 1 the
+  // engine's overlap_comm (reduce buckets during backward) is a config value no row publishes: an
+  // unknown knob, filled like the others with the faster setting (overlapped).
+  if (deepspeed_engine(base.framework))
     out.assumed["engine"] = base.pp > 1 ? "DeepSpeed pipeline engine (blocking p2p, gradients reduced after the flush)"
-                                        : "DeepSpeed (overlap_comm assumed on; ZeRO-3 gathers not overlapped)";
-  }
+                                        : "DeepSpeed (overlap_comm assumed on)";
 
   // Candidate values for every unknown knob.
   const std::int64_t per_rank = w.global_batch / std::max<std::int64_t>(1, base.dp);

@@ -23,6 +23,7 @@ Plan segment_plan(const CrossPoolPlan& plan, const PipelineSegment& segment) {
   p.vpp = 1;
   p.first_stage_layers = 0;
   p.last_stage_layers = 0;
+  p.account_embedding = p.account_loss = false;
   p.precision = segment.precision;
   p.fp8_recipe = segment.fp8_recipe;
   p.fp8_param_gather = false;

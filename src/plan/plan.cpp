@@ -238,6 +238,18 @@ void check_framework(const Plan& p) {
 }
 }  // namespace
 
+Plan as_run_by_framework(const Plan& plan) {
+  Plan p = plan;
+  if (!deepspeed_engine(p.framework)) return p;
+  if (p.pp > 1) {
+    p.overlap_p2p = false;
+    p.p2p_scatter_gather = false;
+    p.overlap_grad_reduce = false;
+  }
+  if (p.zero != OptimizerSharding::zero3) p.overlap_param_gather = false;
+  return p;
+}
+
 void validate_plan(const Plan& p, const ModelSpec& m, const Cluster& c, const Workload& w) {
   w.validate();
   check_framework(p);
@@ -259,11 +271,13 @@ void validate_plan(const Plan& p, const ModelSpec& m, const Cluster& c, const Wo
     throw Error("tp", std::to_string(p.tp) + " neither divides nor is a multiple of the " +
                           std::to_string(m.kv_heads) + " kv heads",
                 divisors_of(m.kv_heads) + " (or multiples of " + std::to_string(m.kv_heads) + ")");
-  if (p.pp * p.vpp > m.layers)
+  // Every virtual stage needs a layer, or the embedding / loss when they are accounted as one.
+  const std::int64_t slots = m.layers + (p.account_embedding ? 1 : 0) + (p.account_loss ? 1 : 0);
+  if (p.pp * p.vpp > slots)
     throw Error(p.vpp > 1 ? "vpp" : "pp",
-                "pp*vpp = " + std::to_string(p.pp * p.vpp) + " exceeds the " +
-                    std::to_string(m.layers) + " layers",
-                "pp*vpp <= " + std::to_string(m.layers));
+                "pp*vpp = " + std::to_string(p.pp * p.vpp) + " exceeds the " + std::to_string(m.layers) +
+                    " layers" + (slots > m.layers ? " + accounted embedding / loss" : ""),
+                "pp*vpp <= " + std::to_string(slots));
   if (p.vpp > 1 && p.pp == 1)
     throw Error("vpp", "interleaving needs pp > 1", "1 when pp = 1");
   if (p.sequence_parallel && p.tp == 1)
@@ -353,6 +367,29 @@ LayerSplit explicit_physical_split(const Plan& p, std::int64_t layers) {
   return s;
 }
 
+// Physical stages with the embedding and / or the loss counted as a layer each: (L + accounted)
+// slots over pp x vpp virtual stages, which must divide them (Megatron's TransformerConfig check).
+LayerSplit accounted_physical_split(const Plan& p, std::int64_t layers) {
+  const char* field = p.account_embedding ? "account_embedding" : "account_loss";
+  if (p.first_stage_layers != 0 || p.last_stage_layers != 0)
+    throw Error(field, "cannot be combined with first_stage_layers / last_stage_layers",
+                "either the accounted split or explicit first / last stage layers");
+  const std::int64_t embedding = p.account_embedding ? 1 : 0, loss = p.account_loss ? 1 : 0;
+  const std::int64_t slots = layers + embedding + loss;
+  const std::int64_t chunks = p.pp * p.vpp;
+  if (slots % chunks != 0)
+    throw Error(field,
+                std::to_string(layers) + " layers + " + std::to_string(embedding + loss) + " accounted = " +
+                    std::to_string(slots) + " slots do not divide by pp x vpp = " + std::to_string(chunks),
+                "pp x vpp dividing the layers plus the accounted embedding and loss");
+  const std::int64_t per_stage = slots / p.pp;
+  LayerSplit s;
+  s.middle = per_stage;
+  s.first = per_stage - embedding;
+  s.last = per_stage - loss;
+  return s;
+}
+
 // Physical stages by Megatron's rule: middles ceil(L / pp), the first and last fewer.
 LayerSplit default_physical_split(const Plan& p, std::int64_t layers) {
   LayerSplit s;
@@ -395,6 +432,8 @@ LayerSplit split_layers(const Plan& p, std::int64_t layers) {
   LayerSplit s;
   if (p.pp == 1) {
     s.first = s.middle = s.last = layers;
+  } else if (p.account_embedding || p.account_loss) {
+    s = accounted_physical_split(p, layers);
   } else if (p.first_stage_layers == 0 && p.last_stage_layers == 0) {
     s = default_physical_split(p, layers);
   } else {

@@ -128,6 +128,12 @@ struct Plan {
   // Uneven split (Megatron --decoder-first/last-pipeline-num-layers); 0 = Megatron's default.
   std::int64_t first_stage_layers = 0;
   std::int64_t last_stage_layers = 0;
+  // Megatron's --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split:
+  // the embedding and the loss each count as one layer; the L + 1 (+ 1) slots split evenly over
+  // the pp x vpp virtual stages, and the first / last virtual stage builds one transformer layer
+  // fewer (possibly none). Exclusive with first_stage_layers / last_stage_layers.
+  bool account_embedding = false;
+  bool account_loss = false;
 
   std::int64_t gpus() const { return saturating_product({tp, pp, dp, cp}); }
   std::int64_t expert_tp() const { return etp == 0 ? tp : etp; }
@@ -157,6 +163,16 @@ constexpr bool context_parallel_supported(std::int64_t cp, std::int64_t seq_len,
 void validate_plan(const Plan& plan, const ModelSpec& model, const Cluster& cluster,
                    const Workload& workload);
 
+// The plan as its framework runs it: the switches a framework fixes whatever the user asked for.
+// DeepSpeed's engines (deepspeed, megatron-deepspeed, DeepSpeed edaa7221): with pp > 1 the
+// PipelineEngine runs a fixed instruction schedule (runtime/pipe/schedule.py TrainSchedule):
+// blocking send / recv of whole activations between compute steps, ReduceGrads after the flush;
+// ZeRO-1/2 all-gather the updated parameters at the end of step(), not under the next forward.
+// ZeRO-3 keeps its prefetch: overlap_comm defaults to true for stage 3 and the gathers run on
+// their own stream (runtime/zero/config.py overlap_comm_valid, parameter_offload.py). The cost
+// model prices this plan (cost_model.cpp estimate_with).
+Plan as_run_by_framework(const Plan& plan);
+
 // Megatron's split of L layers over pp physical stages of vpp chunks (virtual stages) each,
 // allocation-free (the cost model's hot path). Two levels, as Megatron-Core places them
 // (megatron/core/transformer/transformer_block.py get_num_layers_to_build with
@@ -170,7 +186,11 @@ void validate_plan(const Plan& plan, const ModelSpec& model, const Cluster& clus
 //     chunk is the last stage's last).
 // So no chunk holds more than ceil(L / (pp vpp)) layers, and every chunk holds at least one.
 // With explicit first_stage_layers / last_stage_layers (the physical first / last stage, as
-// Megatron's flags count them), the middle stages share the rest equally.
+// Megatron's flags count them), the middle stages share the rest equally. With the embedding and
+// the loss accounted as layers (Plan::account_embedding / account_loss; get_num_layers_to_build
+// and get_transformer_layer_offset at d98e8a64), every virtual stage holds (L + accounted) /
+// (pp vpp) slots: the first chunk of stage 0 and the last chunk of stage pp - 1 one layer fewer,
+// which can leave them with the embedding or the loss alone.
 struct LayerSplit {
   std::int64_t first = 0;          // layers of physical stage 0
   std::int64_t middle = 0;         // layers of each full middle stage

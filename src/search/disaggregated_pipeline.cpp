@@ -28,6 +28,7 @@ BackboneCandidate backbone_candidate(const MultimodalSpec& model, const Cluster&
     Plan plain = plan;
     plain.vpp = 1;
     plain.first_stage_layers = plain.last_stage_layers = 0;
+    plain.account_embedding = plain.account_loss = false;
     const Estimate e = estimate_with_pipeline_inputs(backbone, on, plain, w, b.inputs);
     b.interleaving_saving_s = std::max(0.0, e.iteration_time_s - b.estimate.iteration_time_s);
   }

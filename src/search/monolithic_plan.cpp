@@ -162,7 +162,9 @@ MultimodalPlan folded_pipeline_plan(const MultimodalSpec& model, const Cluster& 
 
 std::vector<Plan> monolithic_layouts(const Plan& plan, std::int64_t layers) {
   std::vector<Plan> out{plan};
-  if (plan.pp < 2 || plan.vpp != 1 || plan.first_stage_layers != 0 || plan.last_stage_layers != 0) return out;
+  if (plan.pp < 2 || plan.vpp != 1 || plan.first_stage_layers != 0 || plan.last_stage_layers != 0 ||
+      plan.account_embedding || plan.account_loss)
+    return out;
   for (std::int64_t first = (layers + plan.pp - 1) / plan.pp; first >= 1; --first) {
     const std::int64_t rest = layers - first;
     if (rest % (plan.pp - 1) != 0 || rest / (plan.pp - 1) <= first) continue;

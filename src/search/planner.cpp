@@ -121,7 +121,8 @@ void order_ties(std::vector<RankedPlan>& plans, const Cluster& cluster) {
 bool same_layout(const Plan& a, const Plan& b) {
   const auto keys = [](const Plan& p) {
     return std::tie(p.tp, p.pp, p.ep, p.etp, p.vpp, p.recompute, p.recompute_layers, p.recompute_modules, p.precision,
-                    p.fp8_recipe, p.framework, p.flash_attention, p.first_stage_layers, p.last_stage_layers);
+                    p.fp8_recipe, p.framework, p.flash_attention, p.first_stage_layers, p.last_stage_layers, p.account_embedding,
+                    p.account_loss);
   };
   return keys(a) == keys(b);
 }

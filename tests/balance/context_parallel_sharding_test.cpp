@@ -21,7 +21,7 @@ SpanCost linear_only() { return {1.0, 0.0, true}; }
 
 TEST(ContextParallelSharding, OneFullDocumentIsEvenEitherWay) {
   const int cp = 4;
-  const std::vector<std::int64_t> doc = {2 * cp * kAttentionTileRows * 4};
+  const std::vector<std::int64_t> doc = {2 * cp * kAttentionQueryTileRows * 4};
   for (CpSharding way : {CpSharding::per_sequence, CpSharding::per_document}) {
     const auto t = cp_rank_times(doc, cp, way, attention_only());
     for (double x : t) EXPECT_NEAR(x, t[0], kTol * t[0]) << to_string(way);

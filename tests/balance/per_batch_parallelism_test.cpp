@@ -113,7 +113,7 @@ TEST(PerBatchParallelism, OneLongDocumentGetsTheArgminOfItsCost) {
 TEST(PerBatchParallelism, OneGpuTimeIsTheSpanCostClosedForm) {
   const CpCostModel model = cost_model(8);
   CpCostScratch scratch;
-  const std::int64_t length = 64 * kAttentionTileRows;  // whole tiles, even: no padding
+  const std::int64_t length = 64 * kAttentionQueryTileRows;  // whole tiles, even: no padding
   const std::vector<std::int64_t> doc = {length};
   const CpMicrobatchTime t = cp_microbatch_time(model, doc, 1, scratch);
   const SpanCost cost = model.span_cost(static_cast<double>(length));

@@ -148,7 +148,10 @@ TEST(StreamBalancer, WlbLikeFollowsThePublishedOrderingAndMeetsItsTargets) {
     const WlbRun wlb = run_wlb_like(BalanceMethod::wlb, seed);
     EXPECT_GT(none.balance.imbalance, fixed.balance.imbalance) << "seed " << seed;
     EXPECT_GT(fixed.balance.imbalance, wlb.balance.imbalance) << "seed " << seed;
-    EXPECT_LE(wlb.balance.imbalance, 1.05) << "seed " << seed;
+    // WLB-LLM's 1.05 target, where the data allow it; where one long document alone lifts the
+    // lower bound (no balancer can go below it) above 1.05, within 2% of that bound.
+    EXPECT_LE(wlb.balance.imbalance, std::max(1.05, 1.02 * wlb.balance.lower_bound))
+        << "seed " << seed << ", lower bound " << wlb.balance.lower_bound;
     EXPECT_GE(wlb.balance.imbalance, wlb.balance.lower_bound) << "seed " << seed;
     EXPECT_LE(wlb.result.outlier_queues, 2);
     EXPECT_GT(wlb.result.outlier_queues, 0) << "wlb-like has outliers";

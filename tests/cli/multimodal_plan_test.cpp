@@ -114,7 +114,7 @@ struct StrategyCase {
 };
 const std::vector<StrategyCase> kStrategyCases = {
     {{"--model", "llava-1.5-7b", "--cluster", "h100-sxm-80gb:16", "--gbs", "32"}, "monolithic"},
-    {{"--model", "qwen2-vl-72b", "--cluster", "h100-sxm-80gb:64", "--gbs", "128"}, "disaggregated"},
+    {{"--model", "qwen2-vl-72b", "--cluster", "a100-sxm-40gb:64", "--gbs", "128"}, "disaggregated"},
 };
 
 std::vector<std::string> plan_args(const StrategyCase& c, std::vector<std::string> more) {

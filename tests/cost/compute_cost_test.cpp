@@ -104,10 +104,30 @@ TEST(ComputeCost, MemoryBoundTimeIsBytesOverEffectiveBandwidth) {
 
 TEST(ComputeCost, AttentionNeverFasterThanPeak) {
   for (const auto& gpu : gpu_catalog())
-    for (double flops : {1e6, 1e12, 5e15}) {
-      EXPECT_GE(attention_time_s(flops, gpu), flops / gpu.peak_flops(false));
-      EXPECT_GE(attention_time_s(flops, gpu), flops / (gpu.peak_flops(false) * gpu.attention_efficiency));
-    }
+    for (double flops : {1e6, 1e12, 5e15})
+      for (const AttentionCall call : {AttentionCall{1, 128}, AttentionCall{16, 4096}, AttentionCall{512, 131072}}) {
+        EXPECT_GE(attention_time_s(flops, call, gpu), flops / gpu.peak_flops(false));
+        EXPECT_GE(attention_time_s(flops, call, gpu), flops / (gpu.peak_flops(false) * gpu.attention_efficiency));
+      }
+}
+
+// The two saturations: each halves the efficiency at its half value, and a GPU without them
+// (half values 0) runs every call at attention_efficiency.
+TEST(ComputeCost, AttentionEfficiencyHalvesAtEachHalfValue) {
+  GpuSpec g = find_gpu("h100-sxm-80gb");
+  g.attention_half_tiles = 0;
+  EXPECT_NEAR(attention_efficiency({4, g.attention_half_seq}, g), g.attention_efficiency / 2.0, 1e-12);
+  g = find_gpu("h100-sxm-80gb");
+  g.attention_half_seq = 0;
+  const double seq = 4096;
+  const double batch_heads = g.attention_half_tiles * kAttentionQueryTileRows / seq;
+  EXPECT_NEAR(attention_efficiency({batch_heads, seq}, g), g.attention_efficiency / 2.0, 1e-12);
+  g.attention_half_tiles = 0;
+  EXPECT_EQ(attention_efficiency({1, 16}, g), g.attention_efficiency);
+  // More keys per tile and more tiles per call never lower the efficiency.
+  const GpuSpec h = find_gpu("h200");
+  EXPECT_LT(attention_efficiency({16, 4096}, h), attention_efficiency({16, 16384}, h));
+  EXPECT_LT(attention_efficiency({16, 4096}, h), attention_efficiency({128, 4096}, h));
 }
 
 // kernel_overhead_s is a fixed cost per kernel: changing it by delta moves `count` GEMMs (or one
@@ -124,7 +144,8 @@ TEST(ComputeCost, KernelOverheadAddsCountTimesItsChange) {
     const double large = gemm_time_s(8192, 8192, 8192, count, base, false);
     EXPECT_NEAR(gemm_time_s(8192, 8192, 8192, count, doubled, false) - large, count * delta, 1e-9 * large);
   }
-  EXPECT_NEAR(attention_time_s(1e9, doubled) - attention_time_s(1e9, base), delta, 1e-15);
+  const AttentionCall call{32, 4096};
+  EXPECT_NEAR(attention_time_s(1e9, call, doubled) - attention_time_s(1e9, call, base), delta, 1e-15);
   EXPECT_EQ(memory_bound_time_s(1e9, doubled), memory_bound_time_s(1e9, base));
   EXPECT_EQ(gemm_efficiency(512, 512, 512, doubled, false), gemm_efficiency(512, 512, 512, base, false));
 }

@@ -44,12 +44,13 @@ const char* kDeepSeek = "tp=2,pp=8,ep=64,etp=1,gbs=4096,seq=4096,zero=1,recomput
 TEST(MoeLayerCost, ExpertGemmsAreTheRoutedFlopsByHand) {
   // DeepSeek-V3 on 512 H100: each tp rank routes 4096 / 2 = 2048 tokens to 8 experts; the 4 local
   // experts see 2048 x 8 copies in all (balanced), 4096 each: fc1 4096 x 4096 x 7168, fc2
-  // 4096 x 7168 x 2048 per expert.
+  // 4096 x 7168 x 2048 per expert, each one grouped GEMM over the 4 experts.
   const Job j = job("deepseek-v3", "h100-sxm-80gb:512", std::string(kDeepSeek) + ",capacity_factor=1");
   const LayerContext x = context(j);
   const MoeBlockCost b = moe_block_cost(x);
   const GpuSpec& g = j.cluster.gpu;
-  const double want = gemm_time_s(4096, 2 * 2048, 7168, 4, g, false) + gemm_time_s(4096, 7168, 2048, 4, g, false);
+  const double want =
+      grouped_gemm_time_s(4096, 2 * 2048, 7168, 4, g, false) + grouped_gemm_time_s(4096, 7168, 2048, 4, g, false);
   EXPECT_NEAR(b.expert_gemm_s, want, 1e-12);
   EXPECT_TRUE(b.host_sync);
 }

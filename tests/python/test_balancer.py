@@ -85,7 +85,8 @@ def test_stream_with_outlier_queues_balances_and_places_everything_eventually():
     stream = b.stream(**samples, steps=50)  # the stream outlasts the steps: every step is full
     assert stream.n_assigned + stream.n_carried == stream.n_in
     assert stream.outlier_queues <= 2
-    assert stream.imbalance <= 1.05
+    # WLB-LLM's 1.05 where the data allow it, else within 2% of the lower bound no balancer beats.
+    assert stream.imbalance <= max(1.05, 1.02 * stream.lower_bound)
     assert stream.mean_delay_steps <= 1.0
     # Run until the input is exhausted and the queues have drained: every sample exactly once.
     few = {k: v[:1500] for k, v in samples.items()}

@@ -31,7 +31,7 @@ def keys(*names):
 # README "Plan": the plan JSON keys (every estimate and plan document prints all of them).
 PLAN = keys("tp", "pp", "dp", "cp", "ep", "vpp", "mb", "gbs", "seq", "recompute", "recompute_layers", "sp", "zero",
             "precision", "overlap_grad", "overlap_param", "overlap_tp", "overlap_p2p", "p2p_sg", "flash",
-            "first_stage_layers", "last_stage_layers", "etp", "dispatcher", "capacity_factor", "force_balance",
+            "first_stage_layers", "last_stage_layers", "account_embedding", "account_loss", "etp", "dispatcher", "capacity_factor", "force_balance",
             "overlap_ep", "delay_wgrad", "fp8_recipe", "fp8_param_gather", "recompute_modules", "reshard",
             "framework")
 # README "tessera estimate" --json.
@@ -78,7 +78,8 @@ BALANCE = dict(keys("schema_version", "source", "method", "dp", "microbatches", 
 # README "GPU file": `tessera gpus --json` prints the GPU-file format.
 GPU = keys("key", "name", "family", "source", "aliases", "bf16_tflops", "fp8_tflops", "mxfp8", "hbm_gib",
            "usable_memory_gib", "hbm_tbps", "nvlink_gbps", "gpus_per_node", "network_gbps_per_gpu", "gemm_efficiency",
-           "fp8_gemm_efficiency", "gemm_half_dim", "attention_efficiency", "hbm_efficiency", "nvlink_efficiency",
+           "fp8_gemm_efficiency", "gemm_half_dim", "attention_efficiency", "attention_half_seq", "attention_half_tiles",
+           "hbm_efficiency", "nvlink_efficiency",
            "network_efficiency", "kernel_overhead_s", "host_op_dispatch_s", "nvlink_latency_s", "network_latency_s",
            "all_to_all_efficiency", "moe_dispatch_efficiency", "host_overlap_exponent", "memory_reserve_gib")
 GPUS = dict(schema_version=None, gpus=[GPU])
