@@ -1,5 +1,7 @@
-// tessera validate FILE.csv [FILE.csv ...] [--memory PEAKS.csv] [--json] [--html OUT]: predicted
-// vs measured for published runs, and predicted vs measured peak memory.
+// tessera validate FILE.csv [FILE.csv ...] [--memory PEAKS.csv] [--json] [--html OUT]
+// [--leave-one-source-out | --accuracy-classes]: predicted vs measured for published runs,
+// predicted vs measured peak memory, the out-of-sample check per accuracy class, and the
+// accuracy-class table it all gives.
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "cli/subcommands.h"
 #include "core/error.h"
 #include "io/csv_table.h"
+#include "io/accuracy_classes.h"
 #include "io/estimate_report.h"
 #include "io/html_file.h"
 #include "io/json_fields.h"
@@ -48,6 +51,41 @@ nlohmann::json memory_check_to_json(const MemoryCheck& m) {
             {"does_not_fit_out_of_memory", m.no_fit_oom}}}};
 }
 
+// Each held-out row, then the summary per accuracy class and overall (or one JSON document).
+void print_leave_one_source_out(const CommandOutput& io, const LeaveOneSourceOut& loso, bool json) {
+  if (json) {
+    nlohmann::json out = {{"schema_version", kSchemaVersion}, {"rows", nlohmann::json::array()},
+                          {"classes", nlohmann::json::array()}};
+    for (const auto& r : loso.rows)
+      out["rows"].push_back({{"source", r.source}, {"id", r.id}, {"class", r.accuracy_class}, {"error_pct", r.error_pct},
+                             {"time_error_pct", r.time_error_pct}, {"gemm_scale", r.gemm_scale}});
+    for (const auto& k : loso.classes)
+      out["classes"].push_back({{"class", k.name}, {"sources", k.sources}, {"n", k.n},
+                                {"median_abs_error_pct", k.median_abs_error_pct},
+                                {"p90_abs_error_pct", k.p90_abs_error_pct}, {"max_abs_error_pct", k.max_abs_error_pct}});
+    out["summary"] = {{"n", loso.rows.size()},
+                      {"sources", loso.sources.size()},
+                      {"median_abs_error_pct", loso.median_abs_error_pct},
+                      {"p90_abs_error_pct", loso.p90_abs_error_pct},
+                      {"max_abs_error_pct", loso.max_abs_error_pct}};
+    io.print("{}\n", json_fields::to_text(out, 2));
+    return;
+  }
+  io.print("{:<40} {:<14} {:>8} {:>11}  {}\n", "id", "class", "error%", "gemm scale", "held-out source");
+  for (const auto& r : loso.rows)
+    io.print("{:<40} {:<14} {:>+8.1f} {:>11.3f}  {}\n", r.id, r.accuracy_class, r.error_pct, r.gemm_scale, r.source);
+  io.print("\nleave-one-source-out over {} sources, {} rows: |error| median {:.1f}%  p90 {:.1f}%  max {:.1f}%\n",
+           loso.sources.size(), loso.rows.size(), loso.median_abs_error_pct, loso.p90_abs_error_pct,
+           loso.max_abs_error_pct);
+  for (const auto& k : loso.classes) {
+    const std::string figures = k.sources < static_cast<std::size_t>(kMinClassSources)
+                                    ? std::string("one source: too few to measure out of sample")
+                                    : fmt::format("|error| median {:.1f}%  p90 {:.1f}%  max {:.1f}%",
+                                                  k.median_abs_error_pct, k.p90_abs_error_pct, k.max_abs_error_pct);
+    io.print("  {:<14} {:>4} rows, {} source{}: {}\n", k.name, k.n, k.sources, k.sources == 1 ? "" : "s", figures);
+  }
+}
+
 void print_memory_check(const CommandOutput& io, const MemoryCheck& m) {
   io.print("\nmemory: predicted allocated peak vs measured (GiB), and the verdict\n");
   io.print("{:<40} {:>14} {:>10} {:>10} {:>8} {:>12} {:>6}\n", "id", "ran", "measured", "predicted", "error%",
@@ -72,6 +110,7 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
     std::string pipeline = "simulated";
     bool json = false;
     bool leave_one_source_out = false;
+    bool accuracy_classes = false;
   };
   auto o = std::make_shared<Options>();
   sub->add_option("file", o->files, "Validation CSVs (../shared/validation/README.md schema); ids unique across them")->required();
@@ -81,39 +120,28 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
   sub->add_flag("--json", o->json, "Print one JSON document");
   sub->add_option("--html", o->html, "Write a self-contained HTML report (predicted vs measured, worst rows)");
   sub->add_flag("--leave-one-source-out", o->leave_one_source_out,
-                "Refit the GPU families' GEMM efficiency without each source's rows, then predict them");
+                "Refit the GPU families' GEMM efficiency without each source's rows, then predict them; "
+                "per accuracy class");
+  sub->add_flag("--accuracy-classes", o->accuracy_classes,
+                "Print the accuracy-class table (data/accuracy_classes.json) these files and --memory give");
   sub->add_option("--pipeline", o->pipeline, "Pipeline term: simulated (default) or closed-form")
       ->capture_default_str();
   commands.add(sub, [o, &io = commands.output()]() {
     if (o->pipeline != "simulated" && o->pipeline != "closed-form")
       throw Error("--pipeline", "unknown value '" + o->pipeline + "'", "simulated, closed-form");
-    if (o->leave_one_source_out && !o->html.empty())
-      throw Error("--html", "not available with --leave-one-source-out", "--html without --leave-one-source-out");
-    if (o->leave_one_source_out && (o->files.size() != 1 || !o->memory.empty()))
-      throw Error("--leave-one-source-out", "takes one file and no --memory", "one validation CSV");
+    const bool held_out = o->leave_one_source_out || o->accuracy_classes;
+    if (held_out && !o->html.empty())
+      throw Error("--html", "not available with --leave-one-source-out or --accuracy-classes",
+                  "--html without them");
+    if (o->leave_one_source_out && o->accuracy_classes)
+      throw Error("--accuracy-classes", "not with --leave-one-source-out (the table includes it)",
+                  "one of the two");
+    if (o->leave_one_source_out && !o->memory.empty())
+      throw Error("--memory", "not with --leave-one-source-out", "--memory without --leave-one-source-out");
     std::vector<CsvTable> tables;
     for (const std::string& f : o->files) tables.push_back(parse_csv(json_fields::read_text_file(f, "file"), f));
-    const CsvTable& table = tables.front();
     if (o->leave_one_source_out) {
-      const LeaveOneSourceOut loso = leave_one_source_out(table);
-      if (o->json) {
-        nlohmann::json out = {{"schema_version", kSchemaVersion}, {"rows", nlohmann::json::array()}};
-        for (const auto& r : loso.rows)
-          out["rows"].push_back({{"source", r.source}, {"id", r.id}, {"error_pct", r.error_pct}, {"gemm_scale", r.gemm_scale}});
-        out["summary"] = {{"n", loso.rows.size()},
-                          {"sources", loso.sources.size()},
-                          {"median_abs_error_pct", loso.median_abs_error_pct},
-                          {"p90_abs_error_pct", loso.p90_abs_error_pct},
-                          {"max_abs_error_pct", loso.max_abs_error_pct}};
-        io.print("{}\n", json_fields::to_text(out, 2));
-        return 0;
-      }
-      io.print("{:<40} {:>8} {:>11}  {}\n", "id", "error%", "gemm scale", "held-out source");
-      for (const auto& r : loso.rows)
-        io.print("{:<40} {:>+8.1f} {:>11.3f}  {}\n", r.id, r.error_pct, r.gemm_scale, r.source);
-      io.print("\nleave-one-source-out over {} sources, {} rows: |error| median {:.1f}%  p90 {:.1f}%  max {:.1f}%\n",
-                 loso.sources.size(), loso.rows.size(), loso.median_abs_error_pct, loso.p90_abs_error_pct,
-                 loso.max_abs_error_pct);
+      print_leave_one_source_out(io, leave_one_source_out(concatenate_tables(tables)), o->json);
       return 0;
     }
     const ValidationReport report = validate_files(
@@ -122,6 +150,13 @@ void register_validate(CLI::App& app, CommandRegistry& commands) {
     std::optional<MemoryCheck> memory;
     if (!o->memory.empty())
       memory = check_memory(read_measured_peaks(parse_csv(json_fields::read_text_file(o->memory, "--memory"), o->memory)), report);
+    if (o->accuracy_classes) {
+      const LeaveOneSourceOut loso = leave_one_source_out(concatenate_tables(tables));
+      nlohmann::json doc = accuracy_table_to_json(accuracy_table_from(report, loso, memory ? &*memory : nullptr));
+      doc["source"] = "tessera validate --accuracy-classes (scripts/accuracy_classes.py)";
+      io.print("{}\n", json_fields::to_text(doc, 2));
+      return 0;
+    }
     if (o->json || !o->html.empty()) {
       nlohmann::json out = {{"schema_version", kSchemaVersion},
                             {"rows", nlohmann::json::array()},

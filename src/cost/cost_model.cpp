@@ -39,6 +39,7 @@ struct StageCost {
   double compute_s = 0;    // forward + backward + recompute compute
   double recompute_s = 0;
   double tp_s = 0, cp_s = 0, ep_s = 0;
+  double ep_total_s = 0;   // the expert all-to-all before EP overlap (ep_s: what it leaves exposed)
   double fwd_s = 0, bwd_s = 0;  // forward / backward (incl. recompute and comm) of one micro-batch
   double total() const { return compute_s + tp_s + cp_s + ep_s; }
 };
@@ -50,6 +51,7 @@ void add_layers(StageCost& s, const LayerCost& l, double count) {
   s.tp_s += count * l.tp_s;
   s.cp_s += count * l.cp_s;
   s.ep_s += count * l.ep_s;
+  s.ep_total_s += count * l.ep_total_s;
   // Split communication between forward and backward by the compute ratio.
   const double compute = l.fwd_s + l.bwd_s + l.recompute_s;
   const double fwd_share = compute > 0 ? l.fwd_s / compute : 0.5;
@@ -126,6 +128,7 @@ void add_cost(StageCost& sc, const StageCost& e) {
   sc.tp_s += e.tp_s;
   sc.cp_s += e.cp_s;
   sc.ep_s += e.ep_s;
+  sc.ep_total_s += e.ep_total_s;
   sc.fwd_s += e.fwd_s;
   sc.bwd_s += e.bwd_s;
 }
@@ -167,6 +170,7 @@ struct DpTime {
   double sync_s = 0;
   double sync_exposed_s = 0;
   double other_exposed_s = 0;
+  double zero3_total_s = 0;  // ZeRO-3's per-micro-batch collectives, hidden or not (other_exposed_s: exposed)
 };
 
 // Everything one iteration's terms share: the plan's layer costs, layer split and groups. Its
@@ -271,12 +275,14 @@ class IterationModel {
   }
 
   DpTime data_parallel_time(const StageShape& shape, const StageParameters& params, const StageCost& sc) const {
-    const double g = gradient_reduce_bytes_per_param(p.framework), w16 = kWeightBytesPerParam;
+    const double g = kGradBytesPerParam, w16 = kWeightBytesPerParam;
     DpTime t;
     if (p.zero == OptimizerSharding::none) {
       t.sync_s = over_params(all_reduce_time_s, g, params);
     } else if (p.zero == OptimizerSharding::zero3 && (p.pp == 1 || p.reshard_after_forward)) {
-      t.other_exposed_s = zero3_exposed_time(shape, params, sc);
+      const Zero3Time z = zero3_time(shape, params, sc);
+      t.other_exposed_s = z.exposed_s;
+      t.zero3_total_s = z.total_s;
       return t;
     } else {
       // ZeRO-1/2, and pipelined ZeRO-3 that keeps its weights gathered for the whole step
@@ -359,24 +365,30 @@ class IterationModel {
   }
 
   // ZeRO-3 that gathers per micro-batch: the weights before forward and, when they were
-  // re-sharded after it, again before backward; a recomputed forward reuses the backward's gather
-  // (Megatron-FSDP gathers "once for both the recomputation and backward computation",
-  // megatron_fsdp.py; FSDP2 skips its pre-forward unshard in PRE_BACKWARD, _fsdp_state.py;
-  // DeepSpeed keeps parameters reused within stage3_max_reuse_distance). Gradients are
-  // reduce-scattered every micro-batch (all three, even under accumulation); all prefetched under
-  // compute on their own streams, but the first layer's gather cannot hide (Rajbhandari et al.
-  // 2020 §5; Zhao et al. 2023, FSDP §3.3).
-  double zero3_exposed_time(const StageShape& shape, const StageParameters& params, const StageCost& sc) const {
-    const double gathers = p.reshard_after_forward ? 2.0 : 1.0;
+  // re-sharded after it, again before backward. A recomputed forward reuses the backward's gather
+  // in Megatron-FSDP (it gathers "once for both the recomputation and backward computation",
+  // megatron_fsdp.py @ d98e8a64) and FSDP2 (no pre-forward unshard in PRE_BACKWARD, _fsdp_state.py);
+  // DeepSpeed's engines are priced as the published ZeRO-3 runs ran (SC'21 Table 2: iteration
+  // time flat from 768 to 1,536 GPUs, communication-bound), a third gather with full recompute and
+  // no prefetch (as_run_by_framework). Gradients are reduce-scattered every micro-batch, even under
+  // accumulation; prefetched gathers hide under compute on their own streams, but the first
+  // layer's cannot (Rajbhandari et al. 2020 §5; Zhao et al. 2023, FSDP §3.3).
+  struct Zero3Time {
+    double total_s = 0, exposed_s = 0;
+  };
+  Zero3Time zero3_time(const StageShape& shape, const StageParameters& params, const StageCost& sc) const {
+    const bool regather_for_recompute = deepspeed_engine(p.framework) && p.recompute == Recompute::full;
+    const double gathers = !p.reshard_after_forward ? 1.0 : (regather_for_recompute ? 3.0 : 2.0);
     const double layers = std::max<double>(1.0, static_cast<double>(shape.layers));
     // The collectives run per layer (FSDP's wrapping unit), so each pays the ring's latency;
     // over_params counts one latency per whole-stage collective.
     const double ring_latency_s = static_cast<double>(dp_ranks - 1) * dp_link.latency_s;
     const double per_mb = gathers * over_params(all_gather_time_s, kWeightBytesPerParam, params) +
-                          over_params(reduce_scatter_time_s, gradient_reduce_bytes_per_param(p.framework), params) +
+                          over_params(reduce_scatter_time_s, kGradBytesPerParam, params) +
                           (gathers + 1.0) * (layers - 1.0) * ring_latency_s;
     const double exposed_per_mb = p.overlap_param_gather ? std::max(0.0, per_mb - sc.total()) + per_mb / layers : per_mb;
-    return exposed_per_mb * static_cast<double>(microbatches);
+    const double mb = static_cast<double>(microbatches);
+    return {per_mb * mb, exposed_per_mb * mb};
   }
 
   const std::int64_t dp_ranks;   // gradients are reduced over dp x cp
@@ -393,6 +405,7 @@ struct StageTotals {
   double sum_s = 0, max_s = 0;
   StageCost worst;
   double dp_exposed_s = 0, dp_other_s = 0, optimizer_s = 0;
+  double zero3_total_s = 0;
   double sync_first_s = 0, sync_middle_s = 0, sync_last_s = 0;  // per representative stage
   double peak_bytes = -1;
   MemoryBreakdown memory;
@@ -414,6 +427,7 @@ StageTotals visit_stages(const IterationModel& it, std::int64_t special_end) {
     const DpTime dp = it.data_parallel_time(shape, params, sc);
     t.dp_exposed_s = std::max(t.dp_exposed_s, dp.sync_exposed_s + dp.other_exposed_s);
     t.dp_other_s = std::max(t.dp_other_s, dp.other_exposed_s);
+    t.zero3_total_s = std::max(t.zero3_total_s, dp.zero3_total_s);
     (s == 0 ? t.sync_first_s : s == pp - 1 ? t.sync_last_s : t.sync_middle_s) = dp.sync_s;
     t.optimizer_s = std::max(t.optimizer_s, it.optimizer_time(params));
     const MemoryBreakdown mem = stage_memory(it.m, it.p, it.w, shape, it.c.gpu);
@@ -523,6 +537,10 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& asked, 
   e.time.tp_comm_s = mb * stages.worst.tp_s;
   e.time.cp_comm_s = mb * stages.worst.cp_s;
   e.time.ep_comm_s = mb * stages.worst.ep_s;
+  e.overlap.ep_total_s = mb * stages.worst.ep_total_s;
+  e.overlap.ep_exposed_s = e.time.ep_comm_s;
+  e.overlap.zero3_total_s = stages.zero3_total_s;
+  e.overlap.zero3_exposed_s = stages.zero3_total_s > 0 ? stages.dp_other_s : 0.0;
   e.time.optimizer_s = stages.optimizer_s;
   if (mode == PipelineModel::closed_form) {
     const PipelineTimes pipe = pipeline_closed_form(stages.sum_s, stages.max_s, it.microbatches, p.vpp, it.chunk_bubble_s());

@@ -30,9 +30,19 @@ struct MemoryBreakdown {
   }
 };
 
+// Collectives that run beside compute: the expert all-to-all (hidden under another micro-batch's
+// work with EP overlap) and ZeRO-3's per-micro-batch gathers and reduce-scatters (prefetched on
+// their own streams). Their whole time per iteration on the critical stage, and the part of it
+// left on the critical path; a confidence check reads how much the estimate assumes hidden.
+struct HiddenCommunication {
+  double ep_total_s = 0, ep_exposed_s = 0;
+  double zero3_total_s = 0, zero3_exposed_s = 0;
+};
+
 struct Estimate {
   double iteration_time_s = 0;
   TimeBreakdown time;
+  HiddenCommunication overlap;
   MemoryBreakdown memory;    // of the stage with the highest peak
   int peak_memory_stage = 0;
   double model_flops = 0;     // per iteration, whole job (Megatron-Core convention)

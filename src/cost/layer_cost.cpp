@@ -298,6 +298,7 @@ LayerCost layer_cost(const LayerContext& x, bool moe, Recompute recompute) {
     // --overlap-moe-expert-parallel-comm another micro-batch's forward or backward runs under
     // them (Megatron-Core's 1F1B A2A overlap), hiding up to that compute.
     double ep = 2.0 * ep_fwd + recompute_comm;
+    cost.ep_total_s = ep;
     if (p.overlap_ep) ep = std::max(0.0, ep - (cost.gpu_fwd_s + cost.gpu_bwd_s));
     cost.ep_s = ep;
   }

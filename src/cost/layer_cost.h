@@ -25,6 +25,7 @@ struct LayerCost {
   double recompute_s = 0;  // forward work re-run in backward
   double comm_s = 0;       // exposed TP + CP + EP communication, forward + backward (+ recompute)
   double tp_s = 0, cp_s = 0, ep_s = 0;
+  double ep_total_s = 0;   // the expert all-to-all before EP overlap hides any of it (ep_s is what is left)
 };
 
 struct LayerContext {

@@ -37,15 +37,7 @@ namespace tessera {
 // for the all-gather), so it holds 4 + 12 bytes per sharded parameter.
 inline constexpr double kWeightBytesPerParam = 2.0;
 inline constexpr double kGradBytesPerParam = 4.0;
-// Bytes per parameter of the gradient reduction on the wire. fp32 where the framework reduces in
-// fp32: Megatron-LM (accumulate_allreduce_grads_in_fp32 with bf16 unless --grad-reduce-in-bf16,
-// megatron/training/arguments.py; Megatron-FSDP's grad_reduce_in_fp32 at 1e057005), torchtitan's
-// FSDP2 (mixed_precision_reduce "float32", torchtitan/config/configs.py @ b5bcd76c), plain PyTorch
-// (fp32 parameters). DeepSpeed's engine communicates in the model's dtype
-// (communication_data_type defaults to bf16, deepspeed/runtime/engine.py @ edaa7221).
-constexpr double gradient_reduce_bytes_per_param(TrainingFramework f) {
-  return f == TrainingFramework::deepspeed ? 2.0 : kGradBytesPerParam;
-}
+
 inline constexpr double kOptimizerBytesPerParam = 12.0;
 
 // Runtime memory outside PyTorch's caching allocator, per GPU:

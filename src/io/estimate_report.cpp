@@ -64,7 +64,7 @@ nlohmann::json stage_memories_to_json(const std::vector<MemoryBreakdown>& stages
 nlohmann::json estimate_to_json(const Estimate& e, const ModelSpec& model, const Cluster& cluster, const Plan& plan,
                                 const Workload& workload) {
   nlohmann::json j = estimate_to_json(e);
-  j["confidence"] = confidence_to_json(estimate_confidence(model, cluster, plan, workload));
+  j["confidence"] = confidence_to_json(estimate_confidence(model, cluster, plan, workload, &e));
   return j;
 }
 
@@ -99,7 +99,7 @@ std::string estimate_to_table(const Estimate& e, const ModelSpec& m, const Clust
       {"logits", e.memory.logits_bytes},           {"buffers", e.memory.buffers_bytes},
       {"framework", e.memory.framework_bytes}};
   for (const auto& [name, value] : mem) out += fmt::format("  {:<24}{:10.2f} GiB\n", name, gib(value));
-  out += fmt::format("\nconfidence  {}\n", confidence_text(estimate_confidence(m, c, p, w)));
+  out += fmt::format("\nconfidence  {}\n", confidence_text(estimate_confidence(m, c, p, w, &e)));
   return out;
 }
 

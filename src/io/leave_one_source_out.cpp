@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
+
+#include "core/error.h"
 
 #include "io/gpu_catalog.h"
 
@@ -58,7 +61,42 @@ double fit_scale(const CsvTable& rows, const std::string& family) {
   return (lo + hi) / 2.0;
 }
 
+// Per accuracy class, in summarize_by_class's order: its rows' held-out errors and publishers.
+std::vector<HeldOutClass> summarize_held_out(const std::vector<HeldOutRow>& rows) {
+  std::vector<HeldOutClass> out;
+  for (const char* name : kAccuracyClassOrder) {
+    std::vector<double> errors;
+    std::set<std::string> sources;
+    for (const HeldOutRow& r : rows)
+      if (r.accuracy_class == name) {
+        errors.push_back(std::fabs(r.error_pct));
+        sources.insert(r.source);
+      }
+    if (errors.empty()) continue;
+    const ClassSummary s = abs_error_summary(name, errors);
+    out.push_back({name, sources.size(), s.n, s.median_abs_error_pct, s.p90_abs_error_pct, s.max_abs_error_pct});
+  }
+  return out;
+}
+
 }  // namespace
+
+double time_error_pct(const std::string& metric, double error_pct) {
+  if (metric == "iter_time_s") return error_pct;
+  return 100.0 * (1.0 / (1.0 + error_pct / 100.0) - 1.0);
+}
+
+CsvTable concatenate_tables(const std::vector<CsvTable>& tables) {
+  CsvTable out;
+  if (tables.empty()) return out;
+  out.header = tables.front().header;
+  for (const CsvTable& t : tables) {
+    if (t.header != out.header)
+      throw Error("csv.columns", "the files' columns differ", "validation files with the same header row");
+    out.rows.insert(out.rows.end(), t.rows.begin(), t.rows.end());
+  }
+  return out;
+}
 
 std::string source_key(const std::string& url) {
   const std::string github = "https://github.com/";
@@ -96,11 +134,12 @@ LeaveOneSourceOut leave_one_source_out(const CsvTable& table) {
       const std::vector<GpuSpec> gpus = scaled_catalog(family, scale);
       const ValidationReport report = validate_runs(subset(table, rows), PipelineModel::simulated, &gpus);
       for (const ValidationResult& r : report.rows) {
-        out.rows.push_back({source, r.id, r.error_pct, scale});
+        out.rows.push_back({source, r.id, accuracy_class(r), r.error_pct, time_error_pct(r.metric, r.error_pct), scale});
         errors.push_back(std::fabs(r.error_pct));
       }
     }
   }
+  out.classes = summarize_held_out(out.rows);
   const ClassSummary all = abs_error_summary("held out", errors);
   out.median_abs_error_pct = all.median_abs_error_pct;
   out.p90_abs_error_pct = all.p90_abs_error_pct;

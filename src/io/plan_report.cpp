@@ -133,7 +133,7 @@ nlohmann::json search_json(const PlanSearch& s, const ModelSpec& model, const Cl
                             {"fits", e.fits},
                             {"estimate", estimate_to_json(e)}};
     add_megatron_args(entry, model, r.plan, w);
-    entry["confidence"] = confidence_to_json(estimate_confidence(model, cluster, r.plan, w));
+    entry["confidence"] = confidence_to_json(estimate_confidence(model, cluster, r.plan, w, &r.estimate));
     entry["cross_node_groups"] = cross_node_groups(r.plan, cluster);
     plans.push_back(std::move(entry));
   }
@@ -163,7 +163,7 @@ std::string limit_text(const PlanSearch& s, double fallback_limit_gib) {
 // One confidence line for the whole list when every plan has the same, else one per plan.
 std::string confidence_lines(const PlanSearch& s, const ModelSpec& model, const Cluster& cluster, const Workload& w) {
   std::vector<std::string> lines;
-  for (const auto& r : s.plans) lines.push_back(confidence_text(estimate_confidence(model, cluster, r.plan, w)));
+  for (const auto& r : s.plans) lines.push_back(confidence_text(estimate_confidence(model, cluster, r.plan, w, &r.estimate)));
   if (lines.empty()) return "";
   if (std::all_of(lines.begin(), lines.end(), [&](const std::string& l) { return l == lines.front(); }))
     return fmt::format("confidence (every plan above): {}\n", lines.front());
@@ -392,7 +392,7 @@ nlohmann::json mixed_plan_to_json(const MixedPlan& m, const MixedCluster& cluste
                      {"iteration_time_s", a.plan.estimate.iteration_time_s},
                      {"peak_memory_gib", a.plan.estimate.peak_memory_bytes / units::kGiB},
                      {"confidence", confidence_to_json(estimate_confidence(model, cluster.pools[a.pool], a.plan.plan,
-                                                                           share))}};
+                                                                           share, &a.plan.estimate))}};
     add_megatron_args(pool, model, a.plan.plan, share);
     pools.push_back(std::move(pool));
   }
@@ -424,7 +424,7 @@ std::string replica_lines(const MixedPlan& m, const MixedCluster& cluster, const
     out += fmt::format("  pool {} ({} x {}): {} sequences, {}, {:.3f} s, {:.1f} GiB\n    confidence: {}\n", a.pool,
                        c.gpus(), c.gpu.key, a.global_batch, short_plan(a.plan.plan), a.plan.estimate.iteration_time_s,
                        a.plan.estimate.peak_memory_bytes / units::kGiB,
-                       confidence_text(estimate_confidence(model, c, a.plan.plan, {a.global_batch, w.seq_len})));
+                       confidence_text(estimate_confidence(model, c, a.plan.plan, {a.global_batch, w.seq_len}, &a.plan.estimate)));
   }
   if (m.pools.size() > 1) out += fmt::format("  cross-pool gradient sync {:.3f} s\n", m.sync_time_s);
   return out;

@@ -231,6 +231,7 @@ const GpuSpec& row_gpu(const std::string& key, const std::vector<GpuSpec>* overr
 ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::vector<GpuSpec>* gpu_overrides) {
   ValidationResult out;
   out.id = r.get("id");
+  out.source = r.get("source");
   out.model_name = r.get("model_name");
   out.metric = r.get("measured_metric");
   // A row with neither metric nor value describes a configuration only (a run that did not
@@ -275,7 +276,7 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::v
   // unknown knob, filled like the others with the faster setting (overlapped).
   if (deepspeed_engine(base.framework))
     out.assumed["engine"] = base.pp > 1 ? "DeepSpeed pipeline engine (blocking p2p, gradients reduced after the flush)"
-                                        : "DeepSpeed (overlap_comm assumed on)";
+                                        : "DeepSpeed (gradient reduction overlapped: overlap_comm assumed on; ZeRO-3 gathers unhidden)";
 
   // Candidate values for every unknown knob.
   const std::int64_t per_rank = w.global_batch / std::max<std::int64_t>(1, base.dp);
@@ -459,6 +460,7 @@ std::string gemm_family(const std::string& key) {
 
 std::string accuracy_class(const ValidationResult& row) {
   if (row.model.is_moe()) return "moe";
+  if (row.plan_value.framework == TrainingFramework::pytorch) return "dense-pytorch";
   if (row.plan_value.precision == Precision::fp8) return "dense-fp8";
   const std::string family = gemm_family(row.cluster.gpu.key);
   if (family == "ampere") return "dense-a100";
@@ -474,7 +476,7 @@ ClassSummary abs_error_summary(std::string name, const std::vector<double>& abs_
 
 std::vector<ClassSummary> summarize_by_class(const ValidationReport& report) {
   std::vector<ClassSummary> out;
-  for (const char* name : {"dense-a100", "dense-h100", "dense-fp8", "moe", "dense-other"}) {
+  for (const char* name : kAccuracyClassOrder) {
     std::vector<double> errors;
     for (const auto& row : report.rows)
       if (accuracy_class(row) == name) errors.push_back(std::fabs(row.error_pct));

@@ -21,6 +21,7 @@ namespace tessera {
 
 struct ValidationResult {
   std::string id;
+  std::string source;  // the row's source URL
   std::string model_name;
   std::int64_t n_gpus = 0;
   std::int64_t global_batch = 0;
@@ -85,8 +86,12 @@ void summarize_report(ValidationReport& report);
 // h800, h200), or "" (another part). Accuracy classes and the leave-one-source-out refit use it.
 std::string gemm_family(const std::string& gpu_key);
 
-// The row classes accuracy is reported and guarded by: "moe" (any MoE row), "dense-fp8",
-// "dense-a100" (Ampere, 16-bit), "dense-h100" (Hopper, 16-bit), or "dense-other".
+// The row classes accuracy is reported and guarded by: "moe" (any MoE row), "dense-pytorch" (a
+// plain PyTorch loop: eager kernels, its own memory), "dense-fp8", "dense-a100" (Ampere,
+// 16-bit), "dense-h100" (Hopper, 16-bit), or "dense-other". kAccuracyClassOrder lists them in
+// the order reports use.
+inline constexpr const char* kAccuracyClassOrder[] = {"dense-a100", "dense-h100", "dense-fp8", "dense-pytorch",
+                                                      "moe", "dense-other"};
 std::string accuracy_class(const ValidationResult& row);
 struct ClassSummary {
   std::string name;

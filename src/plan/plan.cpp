@@ -246,7 +246,7 @@ Plan as_run_by_framework(const Plan& plan) {
     p.p2p_scatter_gather = false;
     p.overlap_grad_reduce = false;
   }
-  if (p.zero != OptimizerSharding::zero3) p.overlap_param_gather = false;
+  p.overlap_param_gather = false;
   return p;
 }
 

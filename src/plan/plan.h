@@ -168,9 +168,10 @@ void validate_plan(const Plan& plan, const ModelSpec& model, const Cluster& clus
 // PipelineEngine runs a fixed instruction schedule (runtime/pipe/schedule.py TrainSchedule):
 // blocking send / recv of whole activations between compute steps, ReduceGrads after the flush;
 // ZeRO-1/2 all-gather the updated parameters at the end of step(), not under the next forward.
-// ZeRO-3 keeps its prefetch: overlap_comm defaults to true for stage 3 and the gathers run on
-// their own stream (runtime/zero/config.py overlap_comm_valid, parameter_offload.py). The cost
-// model prices this plan (cost_model.cpp estimate_with).
+// ZeRO-3's gathers are priced unhidden, as the published DeepSpeed ZeRO-3 runs measured (SC'21
+// Table 2: communication-bound, time flat from 768 to 1,536 GPUs), although current DeepSpeed
+// prefetches them on a stream of their own (runtime/zero/config.py overlap_comm_valid,
+// parameter_offload.py). The cost model prices this plan (cost_model.cpp estimate_with).
 Plan as_run_by_framework(const Plan& plan);
 
 // Megatron's split of L layers over pp physical stages of vpp chunks (virtual stages) each,

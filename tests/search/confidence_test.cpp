@@ -23,6 +23,7 @@ std::vector<AccuracyClass> classes() {
   dense.precisions = {Precision::bf16};
   dense.frameworks = {TrainingFramework::megatron};
   dense.runs = 10;
+  dense.sources = 2;
   dense.median_error_pct = 5.3;
   dense.p90_error_pct = 15.8;
   dense.max_gpus = kValidatedGpus;
@@ -160,6 +161,110 @@ TEST(Confidence, AnUnvalidatedFamilyLendsTheErrorOfTheSamePrecision) {
   EXPECT_FALSE(c.validated);
   EXPECT_EQ(c.class_name, "dense-fp8");
   EXPECT_TRUE(mentions(c, "efficiencies assumed"));
+}
+
+// ---- the envelope of an estimate (issue 29): each rule fires on its case, silent inside ----
+
+// An estimate inside the dense class's envelope: 40% MFU, collectives partly exposed.
+Estimate inside_envelope() {
+  Estimate e;
+  e.mfu = 0.40;
+  e.overlap.ep_total_s = 10.0;
+  e.overlap.ep_exposed_s = 5.0;
+  e.overlap.zero3_total_s = 10.0;
+  e.overlap.zero3_exposed_s = 2.0;
+  e.usable_memory_bytes = 80.0;
+  e.peak_memory_bytes = 60.0;
+  return e;
+}
+
+std::vector<AccuracyClass> envelope_classes() {
+  std::vector<AccuracyClass> k = classes();
+  for (AccuracyClass& c : k) {
+    c.max_mfu_pct = 49.0;
+    c.max_tp_nodes = 1;
+  }
+  return k;
+}
+
+Confidence with(const Estimate& e, const Plan& p = plan(8, 2, 4), const std::string& cluster = "h100-sxm-80gb:64",
+                const std::string& model = "llama3-70b", const std::vector<AccuracyClass>& k = envelope_classes()) {
+  return assess_confidence(builtin_model(model), load_cluster(cluster), p, {512, 8192}, "hopper", k, &e);
+}
+
+TEST(ConfidenceEnvelope, InsideItIsValidated) {
+  const Confidence c = with(inside_envelope());
+  EXPECT_TRUE(c.validated) << (c.extrapolations.empty() ? "" : c.extrapolations.front());
+}
+
+TEST(ConfidenceEnvelope, MfuAboveEveryValidatedRun) {
+  Estimate e = inside_envelope();
+  e.mfu = 0.58;
+  const Confidence c = with(e);
+  EXPECT_FALSE(c.validated);
+  EXPECT_TRUE(mentions(c, "MFU 58.0% above every validated run of class dense-h100 (at most 49.0%)"));
+}
+
+TEST(ConfidenceEnvelope, ExpertCommunicationAlmostEntirelyHidden) {
+  Estimate e = inside_envelope();
+  e.overlap.ep_exposed_s = 0.0;  // DeepSeek-V3's "0.000 s exposed"
+  EXPECT_TRUE(mentions(with(e), "expert-parallel communication 100% hidden"));
+  e.overlap.ep_exposed_s = 0.11 * e.overlap.ep_total_s;  // 89% hidden: inside
+  EXPECT_TRUE(with(e).validated);
+}
+
+TEST(ConfidenceEnvelope, Zero3CollectivesAlmostEntirelyHidden) {
+  Estimate e = inside_envelope();
+  e.overlap.zero3_exposed_s = 0.05 * e.overlap.zero3_total_s;
+  EXPECT_TRUE(mentions(with(e), "ZeRO-3 gathers and reduce-scatters 95% hidden"));
+}
+
+TEST(ConfidenceEnvelope, TensorParallelAcrossNodes) {
+  const Confidence c = with(inside_envelope(), plan(16, 1, 4), "h100-sxm-80gb:64");
+  EXPECT_TRUE(mentions(c, "tensor parallelism across 2 nodes (validated within 1)"));
+  EXPECT_FALSE(c.validated);
+}
+
+TEST(ConfidenceEnvelope, AModelWhoseOwnRunsAreBiasedBeyondTheClassMedian) {
+  const ModelSpec m = builtin_model("llama3-70b");
+  std::vector<AccuracyClass> k = envelope_classes();
+  k[0].model_biases = {{model_shape_key(m), "Llama 3 70B", 2, -14.0}};
+  EXPECT_TRUE(mentions(with(inside_envelope(), plan(8, 2, 4), "h100-sxm-80gb:64", "llama3-70b", k),
+                       "validated runs (Llama 3 70B) were predicted 14.0% faster than they ran"));
+  k[0].model_biases = {{model_shape_key(m), "Llama 3 70B", 2, 3.0}};  // inside the 5.3% median
+  EXPECT_TRUE(with(inside_envelope(), plan(8, 2, 4), "h100-sxm-80gb:64", "llama3-70b", k).validated);
+  k[0].model_biases = {{model_shape_key(m), "Llama 3 70B", 1, -14.0}};  // one run is not a bias
+  EXPECT_TRUE(with(inside_envelope(), plan(8, 2, 4), "h100-sxm-80gb:64", "llama3-70b", k).validated);
+  k[0].model_biases = {{"L1-h1-a1-E0", "another model", 2, -14.0}};
+  EXPECT_TRUE(with(inside_envelope(), plan(8, 2, 4), "h100-sxm-80gb:64", "llama3-70b", k).validated);
+}
+
+TEST(ConfidenceEnvelope, AClassOfOneSourceHasTooFewToSay) {
+  std::vector<AccuracyClass> k = envelope_classes();
+  k[0].sources = 1;
+  const Confidence c = with(inside_envelope(), plan(8, 2, 4), "h100-sxm-80gb:64", "llama3-70b", k);
+  EXPECT_TRUE(c.too_few_sources());
+  EXPECT_FALSE(c.validated);
+  EXPECT_TRUE(mentions(c, "rests on 1 source: too few to measure its error out of sample"));
+}
+
+// Memory: the framework's measured peak error, and a margin inside it marked.
+TEST(ConfidenceEnvelope, MemoryMarginInsideTheMeasuredError) {
+  Plan p = plan(1, 1, 1);
+  p.framework = TrainingFramework::pytorch;
+  const std::vector<MemoryAccuracy> memory = {{TrainingFramework::pytorch, 9, 1, 0.1, 0.4, 10, 10}};
+  Estimate e = inside_envelope();
+  e.peak_memory_bytes = 79.8;  // 0.25% margin
+  const ModelSpec m = builtin_model("llama3-8b");
+  const Cluster one = load_cluster("h200:1");
+  const Confidence tight = assess_confidence(m, one, p, {1, 4096}, "hopper", classes(), &e, memory);
+  EXPECT_TRUE(tight.memory_measured);
+  EXPECT_NEAR(tight.memory_margin_pct, 0.25, 1e-9);
+  EXPECT_TRUE(tight.memory_margin_inside_error);
+  e.peak_memory_bytes = 60.0;  // 25% margin
+  EXPECT_FALSE(assess_confidence(m, one, p, {1, 4096}, "hopper", classes(), &e, memory).memory_margin_inside_error);
+  p.framework = TrainingFramework::megatron;  // no measured peaks for Megatron here
+  EXPECT_FALSE(assess_confidence(m, one, p, {1, 4096}, "hopper", classes(), &e, memory).memory_measured);
 }
 
 }  // namespace
