@@ -42,6 +42,7 @@ double attention_efficiency(const AttentionCall& call, const GpuSpec& gpu) {
   if (gpu.attention_half_seq > 0) eff *= saturation(call.seq, gpu.attention_half_seq);
   if (gpu.attention_half_tiles > 0)
     eff *= saturation(call.batch_heads * call.seq / static_cast<double>(kAttentionQueryTileRows), gpu.attention_half_tiles);
+  if (gpu.attention_half_head_dim > 0) eff *= saturation(call.head_dim, gpu.attention_half_head_dim);
   return eff;
 }
 

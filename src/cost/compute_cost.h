@@ -35,14 +35,17 @@ double gemm_efficiency(double m, double n, double k, const GpuSpec& gpu, bool fp
 // rows, where 16 separate GEMMs reach 220-660.
 double grouped_gemm_time_s(double m, double n, double k, double groups, const GpuSpec& gpu, bool fp8);
 // One fused attention kernel call: `batch_heads` (micro-batch x heads on this rank) independent
-// attention problems of `seq` queries (and keys) each. Its efficiency is the GPU's sustained
-// fraction times two saturations: the keys each query tile walks (s / (s + attention_half_seq):
-// every tile's prologue, softmax rescaling and epilogue amortised over its key loop) and the query
-// tiles the call spreads over the SMs (tiles / (tiles + attention_half_tiles): waves and the causal
-// mask's uneven tiles). A GPU whose half values are 0 runs every call at attention_efficiency.
+// attention problems of `seq` queries (and keys) each, of `head_dim` ((q/k + v widths) / 2). Its
+// efficiency is the GPU's attention_efficiency times three saturations: the keys each query tile
+// walks (s / (s + attention_half_seq): every tile's prologue, softmax rescaling and epilogue
+// amortised over its key loop), the query tiles the call spreads over the SMs (tiles / (tiles +
+// attention_half_tiles): waves and the causal mask's uneven tiles) and the head width
+// (d / (d + attention_half_head_dim): the matmul work per byte of each tile). A GPU whose half
+// values are 0 runs every call at attention_efficiency.
 struct AttentionCall {
   double batch_heads = 0;
   double seq = 0;
+  double head_dim = 128;
 };
 // Query rows per tile of fused attention kernels: FlashAttention-2 (Dao 2023, §3.3: blocks of
 // {64, 128} rows, 128 for head dimension 128) and FlashAttention-3 on Hopper (Shah et al. 2024,

@@ -99,7 +99,7 @@ AttentionCoreTimes attention_core(const LayerContext& x, double qk_dim, double v
     // One kernel call per micro-batch: its heads on this rank, over the rank's context shard.
     const double micro_batch = x.tokens / (static_cast<double>(x.seq_len) / static_cast<double>(x.p.cp));
     const AttentionCall call{micro_batch * static_cast<double>(m.heads) / x.tp,
-                             static_cast<double>(x.seq_len) / static_cast<double>(x.p.cp)};
+                             static_cast<double>(x.seq_len) / static_cast<double>(x.p.cp), (qk_dim + v_dim) / 2.0};
     const double fwd = attention_time_s(flops, call, x.c.gpu);
     return {fwd, kFlashBackwardOverForward * fwd};
   }

@@ -51,6 +51,9 @@ void GpuSpec::validate() const {
   require_efficiency(p + "attention_efficiency", attention_efficiency);
   if (attention_half_seq != 0)
     require_in_range(p + "attention_half_seq", attention_half_seq, kMinGemmHalfDim, kMaxGemmHalfDim, "keys (0: none)");
+  if (attention_half_head_dim != 0)
+    require_in_range(p + "attention_half_head_dim", attention_half_head_dim, kMinGemmHalfDim, kMaxGemmHalfDim,
+                     "head widths (0: none)");
   if (attention_half_tiles != 0)
     require_in_range(p + "attention_half_tiles", attention_half_tiles, kMinGemmHalfDim, kMaxGemmHalfDim,
                      "query tiles (0: none)");

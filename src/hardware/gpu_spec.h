@@ -58,6 +58,7 @@ struct GpuSpec {
   // Fused attention's shape saturations (cost/compute_cost.h AttentionCall); 0 = none measured.
   double attention_half_seq = 0;    // keys per query tile at which that alone halves efficiency
   double attention_half_tiles = 0;  // query tiles per call at which that alone halves efficiency
+  double attention_half_head_dim = 0;  // head width at which that alone halves efficiency
   double hbm_efficiency = 0;        // sustained fraction of HBM bandwidth for streaming kernels
   double nvlink_efficiency = 0;     // NCCL bus bandwidth over one-direction link bandwidth
   double network_efficiency = 0;    // NCCL bus bandwidth over NIC line rate

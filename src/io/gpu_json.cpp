@@ -71,6 +71,7 @@ void read_efficiencies(const Json& j, const std::string& p, GpuSpec& g) {
   // Optional: a GPU without fused-attention sweeps runs every call at attention_efficiency.
   g.attention_half_seq = get_number_or(j, "attention_half_seq", p, 0.0);
   g.attention_half_tiles = get_number_or(j, "attention_half_tiles", p, 0.0);
+  g.attention_half_head_dim = get_number_or(j, "attention_half_head_dim", p, 0.0);
   g.hbm_efficiency = get_number(j, "hbm_efficiency", p);
   g.nvlink_efficiency = get_number(j, "nvlink_efficiency", p);
   g.network_efficiency = get_number(j, "network_efficiency", p);
@@ -98,7 +99,8 @@ GpuSpec gpu_from_json(const Json& j, const std::string& path, const std::string&
                              "mxfp8", "hbm_gib", "hbm_tbps", "nvlink_gbps", "gpus_per_node",
                              "network_gbps_per_gpu", "usable_memory_gib", "gemm_efficiency",
                              "fp8_gemm_efficiency", "gemm_half_dim", "attention_efficiency",
-                             "attention_half_seq", "attention_half_tiles", "hbm_efficiency", "nvlink_efficiency", "network_efficiency",
+                             "attention_half_seq", "attention_half_tiles", "attention_half_head_dim",
+                             "hbm_efficiency", "nvlink_efficiency", "network_efficiency",
                              "kernel_overhead_s", "host_op_dispatch_s", "nvlink_latency_s",
                              "network_latency_s", "all_to_all_efficiency", "moe_dispatch_efficiency", "host_overlap_exponent",
                              "memory_reserve_gib"});
@@ -148,6 +150,7 @@ nlohmann::json gpu_to_json(const GpuSpec& g) {
           {"attention_efficiency", g.attention_efficiency},
           {"attention_half_seq", g.attention_half_seq},
           {"attention_half_tiles", g.attention_half_tiles},
+          {"attention_half_head_dim", g.attention_half_head_dim},
           {"hbm_efficiency", g.hbm_efficiency},
           {"nvlink_efficiency", g.nvlink_efficiency},
           {"network_efficiency", g.network_efficiency},

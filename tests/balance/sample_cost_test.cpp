@@ -45,7 +45,8 @@ TEST(SampleCost, AttentionPairCostIsFourHeadWidthsPerLayerAtTheAttentionRate) {
   // own keys per tile enter per document (attention_half_seq).
   GpuSpec long_spans = gpu;
   long_spans.attention_half_seq = 0;
-  const double rate = gpu.peak_flops(false) * attention_efficiency({double(model.heads), double(kPacked)}, long_spans);
+  const double rate =
+      gpu.peak_flops(false) * attention_efficiency({double(model.heads), double(kPacked), double(model.head_dim)}, long_spans);
   EXPECT_LT(rel_err(cost.attention_s_per_pair, 3.5 * forward / rate), 1e-12);
   EXPECT_EQ(cost.attention_half_seq, gpu.attention_half_seq);
   EXPECT_TRUE(cost.causal);

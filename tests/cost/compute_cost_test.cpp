@@ -111,19 +111,23 @@ TEST(ComputeCost, AttentionNeverFasterThanPeak) {
       }
 }
 
-// The two saturations: each halves the efficiency at its half value, and a GPU without them
+// The three saturations: each halves the efficiency at its half value, and a GPU without them
 // (half values 0) runs every call at attention_efficiency.
 TEST(ComputeCost, AttentionEfficiencyHalvesAtEachHalfValue) {
-  GpuSpec g = find_gpu("h100-sxm-80gb");
-  g.attention_half_tiles = 0;
+  const GpuSpec h100 = find_gpu("h100-sxm-80gb");
+  GpuSpec g = h100;
+  g.attention_half_tiles = g.attention_half_head_dim = 0;
   EXPECT_NEAR(attention_efficiency({4, g.attention_half_seq}, g), g.attention_efficiency / 2.0, 1e-12);
-  g = find_gpu("h100-sxm-80gb");
-  g.attention_half_seq = 0;
+  g = h100;
+  g.attention_half_seq = g.attention_half_head_dim = 0;
   const double seq = 4096;
   const double batch_heads = g.attention_half_tiles * kAttentionQueryTileRows / seq;
   EXPECT_NEAR(attention_efficiency({batch_heads, seq}, g), g.attention_efficiency / 2.0, 1e-12);
-  g.attention_half_tiles = 0;
-  EXPECT_EQ(attention_efficiency({1, 16}, g), g.attention_efficiency);
+  g = h100;
+  g.attention_half_seq = g.attention_half_tiles = 0;
+  EXPECT_NEAR(attention_efficiency({1, 16, g.attention_half_head_dim}, g), g.attention_efficiency / 2.0, 1e-12);
+  g.attention_half_head_dim = 0;
+  EXPECT_EQ(attention_efficiency({1, 16, 64}, g), g.attention_efficiency);
   // More keys per tile and more tiles per call never lower the efficiency.
   const GpuSpec h = find_gpu("h200");
   EXPECT_LT(attention_efficiency({16, 4096}, h), attention_efficiency({16, 16384}, h));

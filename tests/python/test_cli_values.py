@@ -79,6 +79,7 @@ BALANCE = dict(keys("schema_version", "source", "method", "dp", "microbatches", 
 GPU = keys("key", "name", "family", "source", "aliases", "bf16_tflops", "fp8_tflops", "mxfp8", "hbm_gib",
            "usable_memory_gib", "hbm_tbps", "nvlink_gbps", "gpus_per_node", "network_gbps_per_gpu", "gemm_efficiency",
            "fp8_gemm_efficiency", "gemm_half_dim", "attention_efficiency", "attention_half_seq", "attention_half_tiles",
+           "attention_half_head_dim",
            "hbm_efficiency", "nvlink_efficiency",
            "network_efficiency", "kernel_overhead_s", "host_op_dispatch_s", "nvlink_latency_s", "network_latency_s",
            "all_to_all_efficiency", "moe_dispatch_efficiency", "host_overlap_exponent", "memory_reserve_gib")
