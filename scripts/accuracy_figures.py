@@ -24,12 +24,18 @@ def rounded(x):
     return round(x, 2)
 
 
+def by_class(summary):
+    return {k["class"]: {"n": k["n"], "median": rounded(k["median_abs_error_pct"]),
+                         "p90": rounded(k["p90_abs_error_pct"]), "max": rounded(k["max_abs_error_pct"])}
+            for k in summary["classes"]}
+
+
 public = validate("public_runs.csv")
 vtrain = validate("vtrain_runs.csv")
 figures = {
-    "public_runs": {k["class"]: {"n": k["n"], "median": rounded(k["median_abs_error_pct"]),
-                                 "p90": rounded(k["p90_abs_error_pct"]), "max": rounded(k["max_abs_error_pct"])}
-                    for k in public["classes"]},
+    "public_runs": by_class(public),
+    "moe_runs": by_class(validate("moe_runs.csv")),
+    "h200_runs": by_class(validate("h200/runs.csv")),
     "vtrain_runs": {"n": vtrain["n"], "median": rounded(vtrain["median_abs_error_pct"]),
                     "p90": rounded(vtrain["p90_abs_error_pct"]),
                     "mean_group_spearman": round(vtrain["mean_group_spearman"], 3)},

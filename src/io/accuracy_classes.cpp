@@ -300,6 +300,7 @@ Confidence cross_pool_confidence(const ModelSpec& model, const MixedCluster& clu
     join(out.class_name, c.class_name);
     join(out.class_description, c.class_description);
     out.runs = g == 0 ? c.runs : std::min(out.runs, c.runs);
+    out.sources = g == 0 ? c.sources : std::min(out.sources, c.sources);
     out.median_error_pct = std::max(out.median_error_pct, c.median_error_pct);
     out.p90_error_pct = std::max(out.p90_error_pct, c.p90_error_pct);
     for (const auto& x : c.extrapolations)

@@ -70,6 +70,17 @@ TEST(ValidationAccuracy, PublicRunsByClassMatchTheDocumentedFigures) {
   for (const auto& row : report.rows) EXPECT_TRUE(row.fits) << row.id;
 }
 
+// The MoE file (Qwen3-235B-A22B on 256 H100, every knob published) and the H200 plain-PyTorch
+// step times, by class, likewise; every run of both fits.
+TEST(ValidationAccuracy, MoeAndH200RunsMatchTheDocumentedFigures) {
+  for (const auto& [file, key] : {std::pair{"moe_runs.csv", "moe_runs"}, std::pair{"h200/runs.csv", "h200_runs"}}) {
+    const ValidationReport report = validate_runs(table(file));
+    EXPECT_TRUE(report.skipped.empty()) << file;
+    EXPECT_EQ(moved_classes(classes(report), documented().at(key), true), 0) << file;
+    for (const auto& row : report.rows) EXPECT_TRUE(row.fits) << row.id;
+  }
+}
+
 TEST(ValidationAccuracy, VtrainRankingMatchesTheDocumentedFigures) {
   const ValidationReport report = validate_runs(table("vtrain_runs.csv"));
   const nlohmann::json want = documented().at("vtrain_runs");
