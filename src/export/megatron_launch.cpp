@@ -41,11 +41,16 @@ bool uneven(const LayerSplit& s) { return !s.even(); }
 // split (plan.h LayerSplit) also gives a rank's chunks unequal counts where its layers do not
 // divide by vpp, which only a layout can say. So: vpp = 1 and uneven: the two flags (each rank
 // holds one stage); vpp > 1 and even: --num-layers-per-virtual-pipeline-stage; vpp > 1 and
-// uneven: an explicit layout.
+// uneven: an explicit layout; the embedding and loss accounted as layers: Megatron's flags for it.
 void add_pipeline(std::vector<std::string>& a, const ModelSpec& m, const Plan& p) {
   if (p.pp == 1) return;
   const LayerSplit split = split_layers(p, m.layers);
-  if (p.vpp > 1 && !uneven(split)) {
+  if (p.account_embedding || p.account_loss) {
+    // Megatron's own rule (plan.h LayerSplit), said with its flags.
+    if (p.account_embedding) a.emplace_back("--account-for-embedding-in-pipeline-split");
+    if (p.account_loss) a.emplace_back("--account-for-loss-in-pipeline-split");
+    if (p.vpp > 1) add(a, "--num-virtual-stages-per-pipeline-rank", p.vpp);
+  } else if (p.vpp > 1 && !uneven(split)) {
     add(a, "--num-layers-per-virtual-pipeline-stage", m.layers / (p.pp * p.vpp));
   } else if (p.vpp > 1) {
     a.emplace_back("--pipeline-model-parallel-layout");

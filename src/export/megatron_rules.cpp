@@ -50,6 +50,11 @@ bool any_vpp_flag(const MegatronArgs& a) {
 bool uneven_flags(const MegatronArgs& a) {
   return a.has("--decoder-first-pipeline-num-layers") || a.has("--decoder-last-pipeline-num-layers");
 }
+// The embedding and / or the loss accounted as layers of the split: how many of them.
+std::int64_t accounted_layers(const MegatronArgs& a) {
+  return (a.has("--account-for-embedding-in-pipeline-split") ? 1 : 0) +
+         (a.has("--account-for-loss-in-pipeline-split") ? 1 : 0);
+}
 // validate_args: with tp = 1, --sequence-parallel is silently switched off (not an error).
 bool sequence_parallel(const MegatronArgs& a) { return a.has("--sequence-parallel") && a.tp() > 1; }
 
@@ -326,8 +331,17 @@ const std::vector<MegatronRule>& megatron_rules() {
       {"vpp-per-stage-divides", kArgs, vpp_per_stage_does_not_divide,
        "layers must divide by the pipeline size, and layers per stage by --num-layers-per-virtual-pipeline-stage"},
       {"pp-divides-layers", kArgs,
-       [](A a) { return !any_vpp_flag(a) && !uneven_flags(a) && a.layers() % a.pp() != 0; },
+       [](A a) { return !any_vpp_flag(a) && !uneven_flags(a) && accounted_layers(a) == 0 && a.layers() % a.pp() != 0; },
        "Number of layers should be divisible by the pipeline-model-parallel size"},
+      {"accounted-split-divides", kConfig,
+       [](A a) {
+         return accounted_layers(a) > 0 && !a.has("--pipeline-model-parallel-layout") &&
+                (a.layers() + accounted_layers(a)) % (a.pp() * a.vpp()) != 0;
+       },
+       "with the embedding / loss accounted in the pipeline split, num_layers plus them must divide by the "
+       "pipeline and virtual pipeline sizes"},
+      {"accounted-excludes-uneven", kConfig, [](A a) { return accounted_layers(a) > 0 && uneven_flags(a); },
+       "account_for_embedding/loss_in_pipeline_split cannot be combined with num_layers_in_first/last_pipeline_stage"},
       {"interleaved-needs-pp", kArgs,
        [](A a) { return interleaved(a) && (overlap_p2p(a) ? a.pp() <= 1 : a.pp() <= 2); },
        "the interleaved schedule needs pp > 1 (pp > 2 without p2p overlap)"},

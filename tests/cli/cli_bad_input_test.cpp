@@ -552,3 +552,27 @@ TEST_F(CliBadInput, FrameworksAndPeakFilesNameTheField) {
     expect_bad_input(run({"validate", runs.string(), "--memory", file("peaks.csv", head + body).string()}), {field});
   expect_bad_input(run({"validate", runs.string(), runs.string()}), {"csv.id"});
 }
+
+// The accounted pipeline split and the out-of-sample checks: a split that does not divide, one
+// combined with explicit stage counts, files whose columns differ, and flags that exclude each
+// other exit 2 naming the field.
+TEST_F(CliBadInput, AccountedSplitsAndHeldOutChecksNameTheField) {
+  const std::string on8 = "h100-sxm-80gb:8";
+  expect_bad_input(run({"estimate", "--model", "llama3-8b", "--cluster", on8, "--plan", "gbs=8,pp=4,account_embedding=1"}),
+                   {"account_embedding"});
+  expect_bad_input(run({"estimate", "--model", "llama3-8b", "--cluster", on8, "--plan",
+                        "gbs=8,pp=2,account_embedding=1,account_loss=1,first_stage_layers=16"}),
+                   {"account_embedding"});
+  expect_bad_input(run({"estimate", "--model", "llama3-8b", "--cluster", on8, "--plan", "gbs=8,pp=2,account_loss=maybe"}),
+                   {"account_loss"});
+  const fs::path runs = file("runs.csv", std::string(kValidationHeader) + kValidationRow);
+  std::string header = kValidationHeader;
+  header.insert(header.find('\n'), ",extra");
+  std::string row = kValidationRow;
+  row.insert(row.find('\n'), ",1");
+  row.replace(0, row.find(','), "another-id");
+  const fs::path wider = file("wider.csv", header + row);
+  expect_bad_input(run({"validate", runs.string(), wider.string(), "--leave-one-source-out"}), {"csv.columns"});
+  expect_bad_input(run({"validate", runs.string(), "--leave-one-source-out", "--accuracy-classes"}), {"--accuracy-classes"});
+  expect_bad_input(run({"validate", runs.string(), "--accuracy-classes", "--html", "x.html"}), {"--html"});
+}

@@ -341,5 +341,31 @@ TEST(CostModel, MemoryReserveMovesThePeakOnly) {
   }
 }
 
+// DeepSpeed's engines run their own fixed schedule whatever the plan's switches say
+// (plan.h as_run_by_framework): a deepspeed pipeline costs what the same plan with blocking,
+// whole-activation p2p, gradients reduced after the flush and no gather overlap costs under
+// Megatron, and never less than the plan as Megatron overlaps it.
+TEST(CostModel, DeepSpeedPlansRunTheEnginesFixedSchedule) {
+  Job ds = gpt3_175b(8, 8, 4, 512);
+  ds.plan.framework = TrainingFramework::deepspeed;
+  Job fixed = ds;
+  fixed.plan.framework = TrainingFramework::megatron;
+  fixed.plan.overlap_p2p = fixed.plan.p2p_scatter_gather = fixed.plan.overlap_grad_reduce = false;
+  fixed.plan.overlap_param_gather = false;
+  Job megatron = ds;
+  megatron.plan.framework = TrainingFramework::megatron;
+  EXPECT_DOUBLE_EQ(ds.run().iteration_time_s, fixed.run().iteration_time_s);
+  EXPECT_GT(ds.run().time.pp_comm_s, megatron.run().time.pp_comm_s);
+  EXPECT_GE(ds.run().iteration_time_s, megatron.run().iteration_time_s);
+  // Without a pipeline only the parameter gather's overlap goes: gradients still overlap.
+  const Plan one = as_run_by_framework([&] {
+    Plan p = ds.plan;
+    p.pp = 1;
+    return p;
+  }());
+  EXPECT_TRUE(one.overlap_grad_reduce && one.overlap_p2p);
+  EXPECT_FALSE(one.overlap_param_gather);
+}
+
 }  // namespace
 }  // namespace tessera

@@ -146,6 +146,27 @@ TEST(MegatronExport, UnevenInterleavedLayoutsPassTheRules) {
   }
 }
 
+// The embedding and loss accounted as layers (the ModelZoo's Qwen3-235B at pp 32 x vpp 3: the
+// first chunk the embedding alone, the last the loss alone) go out as Megatron's own flags, pass
+// the rule table, and read back to the same split.
+TEST(MegatronExport, AccountedEmbeddingAndLossGoOutAsMegatronsFlags) {
+  const ModelSpec m = builtin_model("qwen3-235b-a22b");
+  const char* cluster = "h100-sxm-80gb:256";
+  const PlanRequest r =
+      plan_for(m, cluster, "tp=2,pp=32,vpp=3,ep=8,etp=1,mb=1,gbs=2048,seq=4096,zero=1,account_embedding=1,account_loss=1");
+  const auto a = megatron_args(m, r.plan, r.workload);
+  EXPECT_TRUE(has_flag(a, "--account-for-embedding-in-pipeline-split"));
+  EXPECT_TRUE(has_flag(a, "--account-for-loss-in-pipeline-split"));
+  EXPECT_EQ(value_of(a, "--num-virtual-stages-per-pipeline-rank"), "3");
+  EXPECT_FALSE(has_flag(a, "--pipeline-model-parallel-layout"));
+  const PlanRequest back = plan_from_megatron_args(a, m, load_cluster(cluster));
+  EXPECT_TRUE(back.plan.account_embedding && back.plan.account_loss);
+  const auto layers = layers_per_virtual_stage(r.plan, m.layers);
+  EXPECT_EQ(layers_per_virtual_stage(back.plan, m.layers), layers);
+  EXPECT_EQ(layers.front(), 0);
+  EXPECT_EQ(layers.back(), 0);
+}
+
 TEST(MegatronExport, MtpModulesSitBeforeTheLossOnTheLastStage) {
   const ModelSpec m = builtin_model("deepseek-v3");
   const PlanRequest r = plan_for(m, "h800:1024", "tp=1,pp=16,vpp=2,ep=64,mb=1,gbs=4096,seq=4096,zero=1");

@@ -492,5 +492,61 @@ TEST(SplitLayers, PhysicalStagesSumToLayerCount) {
   }
 }
 
+// Megatron's --account-for-embedding/loss-in-pipeline-split (transformer_block.py
+// get_num_layers_to_build, transformer_layer.py get_transformer_layer_offset @ d98e8a64), written
+// out here: N = L + embedding + loss slots; every virtual stage builds N / (pp vpp) layers, the
+// first (rank 0, chunk 0) one fewer for the embedding, the last (rank pp - 1, chunk vpp - 1) one
+// fewer for the loss; a chunk may be left with none.
+i64 megatron_accounted_chunk(i64 layers, i64 pp, i64 vpp, bool embedding, bool loss, i64 k) {
+  const i64 per_chunk = (layers + (embedding ? 1 : 0) + (loss ? 1 : 0)) / (pp * vpp);
+  const i64 rank = k % pp, chunk = k / pp;
+  i64 n = per_chunk;
+  if (embedding && rank == 0 && chunk == 0) --n;
+  if (loss && rank == pp - 1 && chunk == vpp - 1) --n;
+  return n;
+}
+
+Plan accounted(i64 pp, i64 vpp, bool embedding, bool loss) {
+  Plan p = pipeline(pp, vpp);
+  p.account_embedding = embedding;
+  p.account_loss = loss;
+  return p;
+}
+
+TEST(SplitLayers, AccountedEmbeddingAndLossFollowMegatronsRule) {
+  int cases = 0;
+  for (i64 layers : {30, 46, 61, 62, 94, 126})
+    for (i64 pp : {2, 4, 8, 16, 32})
+      for (i64 vpp : {1, 2, 3, 4})
+        for (auto [embedding, loss] : {std::pair{true, true}, {true, false}, {false, true}}) {
+          const i64 slots = layers + (embedding ? 1 : 0) + (loss ? 1 : 0);
+          if (slots % (pp * vpp) != 0 || (vpp > 1 && pp == 1)) continue;
+          const LayerSplit s = split_layers(accounted(pp, vpp, embedding, loss), layers);
+          i64 start = 0;
+          for (i64 k = 0; k < pp * vpp; ++k) {
+            const i64 want = megatron_accounted_chunk(layers, pp, vpp, embedding, loss, k);
+            EXPECT_EQ(s.virtual_stage_layers(k), want) << layers << " pp " << pp << " vpp " << vpp << " chunk " << k;
+            EXPECT_EQ(s.virtual_stage_start(k), start) << layers << " pp " << pp << " vpp " << vpp << " chunk " << k;
+            start += want;
+          }
+          EXPECT_EQ(start, layers);
+          ++cases;
+        }
+  EXPECT_GT(cases, 20);
+  // The ModelZoo's Qwen3-235B at pp 32 x vpp 3: 96 slots, the embedding and the loss alone.
+  const auto layers = layers_per_virtual_stage(accounted(32, 3, true, true), 94);
+  EXPECT_EQ(layers.front(), 0);
+  EXPECT_EQ(layers.back(), 0);
+  EXPECT_EQ(std::count(layers.begin(), layers.end(), 1), 94);
+}
+
+TEST(SplitLayers, AccountedSplitNeedsItsDivisibilityAndNoExplicitCounts) {
+  EXPECT_EQ(thrown_field([] { split_layers(accounted(8, 4, true, true), 93); }), "account_embedding");
+  EXPECT_EQ(thrown_field([] { split_layers(accounted(8, 1, false, true), 94); }), "account_loss");
+  Plan both = accounted(8, 1, true, true);
+  both.first_stage_layers = 10;
+  EXPECT_EQ(thrown_field([&] { split_layers(both, 94); }), "account_embedding");
+}
+
 }  // namespace
 }  // namespace tessera
