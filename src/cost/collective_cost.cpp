@@ -71,15 +71,36 @@ double expert_all_to_all_time_s(double bytes, std::int64_t n, std::int64_t strid
   return concurrent_send_s(intra_bytes, inter_bytes, c) + latency_s;
 }
 
+double expected_remote_nodes(double nodes, std::int64_t top_k, GroupLimitedRouting routing) {
+  const double k = static_cast<double>(top_k);
+  // Unlimited: each expert on any node with probability 1 / nodes.
+  const double unlimited = (nodes - 1.0) * (1.0 - std::pow(1.0 - 1.0 / nodes, k));
+  if (routing.groups <= 0 || routing.topk_groups <= 0 || routing.topk_groups >= routing.groups) return unlimited;
+  const double g = static_cast<double>(routing.groups), t = static_cast<double>(routing.topk_groups);
+  double touched = 0;
+  if (g >= nodes) {
+    // Whole groups per node: the nodes among t groups drawn from g, g / nodes on each node.
+    const double per_node = g / nodes;
+    double none_on_a_node = 1.0;  // C(g - per_node, t) / C(g, t)
+    for (double i = 0; i < t; ++i) none_on_a_node *= std::max(0.0, (g - per_node - i) / (g - i));
+    touched = nodes * (1.0 - none_on_a_node);
+  } else {
+    // Each group spans nodes / g nodes: the k experts spread over the t groups' nodes.
+    const double span = t * nodes / g;
+    touched = span * (1.0 - std::pow(1.0 - 1.0 / span, k));
+  }
+  // By symmetry the token's own node is among them with probability touched / nodes.
+  return std::min(unlimited, touched * (1.0 - 1.0 / nodes));
+}
+
 double deduplicated_dispatch_time_s(double token_bytes, double tokens, std::int64_t top_k, std::int64_t n,
-                                    std::int64_t stride, const Cluster& c) {
+                                    std::int64_t stride, const Cluster& c, GroupLimitedRouting routing) {
   if (n <= 1 || tokens <= 0 || token_bytes <= 0) return 0.0;
   const double ranks = static_cast<double>(n);
   const double local = members_per_node(n, stride, c);
   const double nodes = std::ceil(ranks / local);
-  // Expected distinct other nodes a token's top_k experts fall in, experts spread evenly.
   const double k = static_cast<double>(top_k);
-  const double remote_nodes = (nodes - 1.0) * (1.0 - std::pow(1.0 - 1.0 / nodes, k));
+  const double remote_nodes = expected_remote_nodes(nodes, top_k, routing);
   const double inter_bytes = tokens * token_bytes * remote_nodes;
   // Inside each node every copy lands on its expert's GPU over NVLink (local ones and forwarded).
   const double intra_bytes = tokens * token_bytes * k * (local - 1.0) / local;

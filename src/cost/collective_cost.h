@@ -44,7 +44,19 @@ double expert_all_to_all_time_s(double bytes, std::int64_t ranks, std::int64_t s
 // experts over NVLink there. `token_bytes` is one token's payload, `tokens` the tokens this rank
 // sends, `top_k` experts per token; the group spans `ranks` members `stride` apart. Both tiers'
 // bandwidth is scaled by the GPU's all_to_all_efficiency, as the all-to-all's.
+// `routing` limits the nodes a token reaches where the router picks experts only in its top
+// groups (DeepSeek-V3's node-limited routing, §2.1.2 / §3.2.2: 8 groups, top 4).
+struct GroupLimitedRouting {
+  std::int64_t groups = 0;       // expert groups (0: unlimited routing)
+  std::int64_t topk_groups = 0;  // groups each token may use
+};
 double deduplicated_dispatch_time_s(double token_bytes, double tokens, std::int64_t top_k,
-                                    std::int64_t ranks, std::int64_t stride, const Cluster& cluster);
+                                    std::int64_t ranks, std::int64_t stride, const Cluster& cluster,
+                                    GroupLimitedRouting routing = {});
+// Expected nodes other than its own that a token's top_k experts fall on, experts spread evenly
+// over `nodes`; with group-limited routing the experts lie in topk_groups of the groups, each a
+// contiguous block of experts (so of ranks, so of nodes: Megatron-Core places experts on EP ranks
+// in order).
+double expected_remote_nodes(double nodes, std::int64_t top_k, GroupLimitedRouting routing);
 
 }  // namespace tessera

@@ -51,7 +51,8 @@ double dispatch_time_s(const LayerContext& x, double tokens, double token_bytes,
     case MoeDispatcher::alltoall:
       return expert_all_to_all_time_s(tokens * static_cast<double>(k) * token_bytes * load, p.ep, stride, x.c);
     case MoeDispatcher::flex:
-      return deduplicated_dispatch_time_s(token_bytes * load, tokens, k, p.ep, stride, x.c);
+      return deduplicated_dispatch_time_s(token_bytes * load, tokens, k, p.ep, stride, x.c,
+                                          {x.m.moe.groups, x.m.moe.topk_groups});
     case MoeDispatcher::allgather: {
       // Every token to every member of the ep x etp group (token_dispatcher.py, MoEAllGather).
       const std::int64_t members = p.ep * p.expert_tp();

@@ -212,5 +212,25 @@ TEST(CollectiveCost, AllToAllEfficiencyScalesOnlyAllToAllBandwidth) {
   }
 }
 
+// DeepSeek-V3's node-limited routing (§2.1.2, §3.2.2): 8 groups of 32 experts over EP 64 on 8
+// nodes put one group on each node; a token's experts lie in 4 groups, so it reaches 4 nodes, 3.5
+// besides its own (C(7,4)/C(8,4) = 1/2 that a given node is not among them), where unlimited top-8
+// routing reaches 7 (1 - (7/8)^8) = 4.59 others.
+TEST(CollectiveCost, GroupLimitedRoutingReachesFewerNodes) {
+  EXPECT_NEAR(expected_remote_nodes(8, 8, {}), 7.0 * (1.0 - std::pow(7.0 / 8.0, 8)), 1e-12);
+  EXPECT_NEAR(expected_remote_nodes(8, 8, {8, 4}), 3.5, 1e-12);
+  // Groups wider than a node (8 groups over 16 nodes): the 8 experts spread over 4 x 2 nodes.
+  const double span = 8.0;
+  EXPECT_NEAR(expected_remote_nodes(16, 8, {8, 4}), span * (1.0 - std::pow(1.0 - 1.0 / span, 8)) * 15.0 / 16.0, 1e-12);
+  // Never more than unlimited routing, and all groups allowed is unlimited.
+  for (double nodes : {2.0, 4.0, 8.0, 32.0})
+    EXPECT_LE(expected_remote_nodes(nodes, 8, {8, 4}), expected_remote_nodes(nodes, 8, {}) + 1e-12);
+  EXPECT_EQ(expected_remote_nodes(8, 8, {8, 8}), expected_remote_nodes(8, 8, {}));
+  // The dispatch moves the remote share of the bytes accordingly.
+  const Cluster c = make_cluster(find_gpu("h800"), 64);
+  const double limited = deduplicated_dispatch_time_s(7168.0, 4096.0, 8, 64, 1, c, {8, 4});
+  EXPECT_LT(limited, deduplicated_dispatch_time_s(7168.0, 4096.0, 8, 64, 1, c));
+}
+
 }  // namespace
 }  // namespace tessera
