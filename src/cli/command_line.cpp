@@ -39,6 +39,22 @@ int exit_through(const CLI::App& app, const CLI::Error& e, const CommandOutput::
   return code;
 }
 
+// Every value an option took: one that is empty or is the next option (`--html --json` would
+// write a file named "--json") is refused, so no option is silently taken as not given.
+void check_option_values(const CLI::App& app) {
+  for (const CLI::Option* option : app.get_options()) {
+    if (option->count() == 0 || option->get_type_size() == 0) continue;  // not given, or a flag
+    for (const std::string& value : option->results()) {
+      if (value.empty())
+        throw Error(option->get_name(), "an empty value", "a value; leave the option out for its default");
+      if (value.rfind("--", 0) == 0)
+        throw Error(option->get_name(), "got '" + value + "', which is an option, not a value",
+                    "a value after " + option->get_name());
+    }
+  }
+  for (const CLI::App* sub : app.get_subcommands()) check_option_values(*sub);
+}
+
 }  // namespace
 
 std::string project_version() { return TESSERA_VERSION; }
@@ -73,6 +89,7 @@ int run_tessera(const std::vector<std::string>& args, const CommandOutput::Sink&
     return kExitUsage;
   }
   try {
+    check_option_values(app);
     register_user_gpus(gpu_file);
     std::optional<ScopedProfile> profile;
     if (!profile_file.empty()) profile.emplace(load_profile(profile_file));

@@ -9,11 +9,20 @@
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  auto write_to = [](std::FILE* stream) {
-    return [stream](std::string_view text) {
-      std::fwrite(text.data(), 1, text.size(), stream);
-      std::fflush(stream);
+  // A write that fails (a full disk, a closed pipe, > /dev/full) is remembered: an answer that did
+  // not reach its reader is an error, not exit 0.
+  bool stdout_failed = false;
+  auto write_to = [](std::FILE* stream, bool* failed) {
+    return [stream, failed](std::string_view text) {
+      const bool ok = std::fwrite(text.data(), 1, text.size(), stream) == text.size() && std::fflush(stream) == 0;
+      if (!ok && failed != nullptr) *failed = true;
     };
   };
-  return tessera::cli::run_tessera(args, write_to(stdout), write_to(stderr));
+  const int rc = tessera::cli::run_tessera(args, write_to(stdout, &stdout_failed), write_to(stderr, nullptr));
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) stdout_failed = true;
+  if (stdout_failed) {
+    std::fputs("error: stdout: the output could not be written (allowed: a writable output)\n", stderr);
+    return 2;
+  }
+  return rc;
 }

@@ -1,5 +1,7 @@
 #include "io/csv_table.h"
 
+#include <string_view>
+
 #include <set>
 
 #include "core/error.h"
@@ -28,7 +30,10 @@ CsvTable parse_csv(const std::string& text, const std::string& what) {
     if (!(record.size() == 1 && record[0].empty())) records.push_back(record);
     record.clear();
   };
-  for (std::size_t i = 0; i < text.size(); ++i) {
+  // A UTF-8 byte-order mark (spreadsheet exports write one) is not part of the first column's name.
+  constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+  const std::size_t start = std::string_view(text).substr(0, kUtf8Bom.size()) == kUtf8Bom ? kUtf8Bom.size() : 0;
+  for (std::size_t i = start; i < text.size(); ++i) {
     const char ch = text[i];
     if (quoted) {
       if (ch == '"') {

@@ -232,7 +232,7 @@ GpuSpec cluster_gpu(const nlohmann::json& j, const std::string& origin) {
   const auto& gpu = j.at("gpu");
   if (gpu.is_string()) return find_gpu(gpu.get<std::string>());
   if (!gpu.is_object())
-    throw Error("cluster.gpu", "expected a GPU name or object, got " + to_text(gpu),
+    throw Error("cluster.gpu", "expected a GPU name or object, got " + excerpt(gpu),
                 "a GPU name (tessera gpus) or a GPU object as in a GPU file");
   GpuSpec inline_gpu = gpu_from_json(gpu, "cluster.gpu", origin);
   auto& registry = user_registry();

@@ -23,9 +23,9 @@ std::vector<std::string> string_list(const Json& j, const char* key, const std::
   if (!has(j, key)) return out;
   const Json& list = j.at(key);
   const std::string field = path + "." + key;
-  if (!list.is_array()) throw Error(field, "expected a list of strings, got " + to_text(list), "[\"name\", ...]");
+  if (!list.is_array()) throw Error(field, "expected a list of strings, got " + excerpt(list), "[\"name\", ...]");
   for (const auto& item : list) {
-    if (!item.is_string()) throw Error(field, "expected a string, got " + to_text(item), "[\"name\", ...]");
+    if (!item.is_string()) throw Error(field, "expected a string, got " + excerpt(item), "[\"name\", ...]");
     out.push_back(item.get<std::string>());
   }
   return out;

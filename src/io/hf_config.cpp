@@ -87,11 +87,11 @@ Arch resolve_architecture(const Json& j) {
   if (has(j, "architectures")) {
     const Json& list = j.at("architectures");
     if (!list.is_array())
-      throw Error(field("architectures"), "expected a list of strings, got " + json_fields::to_text(list),
+      throw Error(field("architectures"), "expected a list of strings, got " + json_fields::excerpt(list),
                   architecture_list());
     for (const Json& entry : list) {
       if (!entry.is_string())
-        throw Error(field("architectures"), "expected a list of strings, got " + json_fields::to_text(list),
+        throw Error(field("architectures"), "expected a list of strings, got " + json_fields::excerpt(list),
                     architecture_list());
       const auto name = entry.get<std::string>();
       for (const auto& a : kArchitectures)
@@ -173,7 +173,7 @@ std::vector<std::string> string_list(const Json& j, const char* key) {
     }
     if (out.size() == v.size()) return out;
   }
-  throw Error(field(key), "expected a list of strings, got " + json_fields::to_text(v), "a list of strings");
+  throw Error(field(key), "expected a list of strings, got " + json_fields::excerpt(v), "a list of strings");
 }
 
 std::vector<std::int64_t> int_list(const Json& j, const char* key) {
@@ -187,7 +187,7 @@ std::vector<std::int64_t> int_list(const Json& j, const char* key) {
     }
     if (out.size() == v.size()) return out;
   }
-  throw Error(field(key), "expected a list of integers, got " + json_fields::to_text(v), "a list of integers");
+  throw Error(field(key), "expected a list of integers, got " + json_fields::excerpt(v), "a list of integers");
 }
 
 // ---- shared mappings ----

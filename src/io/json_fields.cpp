@@ -24,8 +24,11 @@ class DuplicateKeyCheck {
  public:
   explicit DuplicateKeyCheck(std::string what) : what_(std::move(what)) {}
 
-  bool operator()(int /*depth*/, Json::parse_event_t event, Json& parsed) {
+  bool operator()(int depth, Json::parse_event_t event, Json& parsed) {
     using Event = Json::parse_event_t;
+    if (depth > kMaxJsonDepth)
+      throw Error(what_, "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels",
+                  "JSON nested at most " + std::to_string(kMaxJsonDepth) + " levels");
     switch (event) {
       case Event::object_start: enter(false); break;
       case Event::array_start: enter(true); break;
@@ -93,6 +96,19 @@ std::string to_text(const Json& j, int indent) {
   return j.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
 
+std::string excerpt(const Json& v) {
+  if (v.is_array()) return "an array of " + std::to_string(v.size()) + (v.size() == 1 ? " item" : " items");
+  if (v.is_object()) return "an object of " + std::to_string(v.size()) + (v.size() == 1 ? " key" : " keys");
+  if (v.is_string() && v.get_ref<const std::string&>().size() > kMaxEchoChars) {
+    // Cut on a UTF-8 character boundary (continuation bytes are 10xxxxxx).
+    const std::string& s = v.get_ref<const std::string&>();
+    std::size_t end = kMaxEchoChars;
+    while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+    return to_text(Json(s.substr(0, end))) + "... (" + std::to_string(s.size()) + " bytes)";
+  }
+  return to_text(v);
+}
+
 std::optional<std::int64_t> exact_integer(const Json& v) {
   if (v.is_number_unsigned()) {
     const auto u = v.get<std::uint64_t>();
@@ -150,7 +166,7 @@ std::int64_t get_int(const Json& j, const char* key, const std::string& path) {
   if (!has(j, key)) throw Error(field, "missing", "an integer");
   const Json& v = j.at(key);
   if (const auto value = exact_integer(v)) return *value;
-  throw Error(field, "expected an integer, got " + to_text(v), "an integer from -9.2e18 to 9.2e18");
+  throw Error(field, "expected an integer, got " + excerpt(v), "an integer from -9.2e18 to 9.2e18");
 }
 
 std::int64_t get_int_or(const Json& j, const char* key, const std::string& path,
@@ -162,7 +178,7 @@ double get_number(const Json& j, const char* key, const std::string& path) {
   const std::string field = field_path(path, key);
   if (!has(j, key)) throw Error(field, "missing", "a number");
   const Json& v = j.at(key);
-  if (!v.is_number()) throw Error(field, "expected a number, got " + to_text(v), "a number");
+  if (!v.is_number()) throw Error(field, "expected a number, got " + excerpt(v), "a number");
   return v.get<double>();
 }
 
@@ -174,7 +190,7 @@ bool get_bool_or(const Json& j, const char* key, const std::string& path, bool f
   if (!has(j, key)) return fallback;
   const Json& v = j.at(key);
   if (!v.is_boolean())
-    throw Error(field_path(path, key), "expected true or false, got " + to_text(v), "true, false");
+    throw Error(field_path(path, key), "expected true or false, got " + excerpt(v), "true, false");
   return v.get<bool>();
 }
 
@@ -182,7 +198,7 @@ std::string get_string(const Json& j, const char* key, const std::string& path) 
   const std::string field = field_path(path, key);
   if (!has(j, key)) throw Error(field, "missing", "a string");
   const Json& v = j.at(key);
-  if (!v.is_string()) throw Error(field, "expected a string, got " + to_text(v), "a string");
+  if (!v.is_string()) throw Error(field, "expected a string, got " + excerpt(v), "a string");
   return v.get<std::string>();
 }
 

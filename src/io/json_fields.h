@@ -23,6 +23,14 @@ std::string read_text_file(const std::string& path, const std::string& what);
 // j as JSON text that never throws: bytes that are not UTF-8 (a path, a CSV cell) become U+FFFD
 // instead of nlohmann's type_error.316. indent < 0 writes one line.
 std::string to_text(const Json& j, int indent = -1);
+// What an error line says it got: a scalar as JSON text of at most kMaxEchoChars characters, an
+// array or object by its size ("an array of 3 items"), so an error is one short line whatever
+// the input held.
+inline constexpr std::size_t kMaxEchoChars = 80;
+std::string excerpt(const Json& v);
+// Documents nest at most this deep (every Tessera format needs under 10 levels); deeper input is
+// refused while parsing, so nothing recurses over it later.
+inline constexpr int kMaxJsonDepth = 64;
 // v's value when it is a JSON integer, or a float with an exact integer value, that fits in
 // int64; nothing otherwise (booleans, 9223372036854775808 stored as unsigned, 4096.5, 1e300).
 std::optional<std::int64_t> exact_integer(const Json& v);

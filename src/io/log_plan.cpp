@@ -89,6 +89,14 @@ std::int64_t dump_integer(const TrainingLog& log, const std::string& dest) {
   return parse_integer(*v, field_of(log, dest));
 }
 
+// A size from the dump (layers, widths, heads, experts): positive before anything divides by it
+// or derives from it (a garbled dump with num_attention_heads 0 must not reach hidden / heads).
+std::int64_t dump_positive(const TrainingLog& log, const std::string& dest) {
+  const std::int64_t v = dump_integer(log, dest);
+  if (v < 1) throw Error(field_of(log, dest), "got " + std::to_string(v), "a positive integer");
+  return v;
+}
+
 bool dump_true(const TrainingLog& log, const std::string& dest) {
   const std::string* v = argument(log, dest);
   return v && *v == "True";
@@ -143,15 +151,15 @@ ModelSpec model_from_megatron_log(const TrainingLog& log, const std::string& nam
   require_dump(log);
   ModelSpec m;
   m.name = name;
-  m.layers = dump_integer(log, "num_layers");
-  m.hidden = dump_integer(log, "hidden_size");
-  m.heads = dump_integer(log, "num_attention_heads");
-  m.kv_heads = dump_true(log, "group_query_attention") ? dump_integer(log, "num_query_groups") : m.heads;
-  m.head_dim = argument(log, "kv_channels") ? dump_integer(log, "kv_channels") : m.hidden / m.heads;
-  m.ffn_hidden = dump_integer(log, "ffn_hidden_size");
-  m.vocab = dump_integer(log, "padded_vocab_size");
-  m.max_context = argument(log, "max_position_embeddings") ? dump_integer(log, "max_position_embeddings")
-                                                           : dump_integer(log, "seq_length");
+  m.layers = dump_positive(log, "num_layers");
+  m.hidden = dump_positive(log, "hidden_size");
+  m.heads = dump_positive(log, "num_attention_heads");
+  m.kv_heads = dump_true(log, "group_query_attention") ? dump_positive(log, "num_query_groups") : m.heads;
+  m.head_dim = argument(log, "kv_channels") ? dump_positive(log, "kv_channels") : m.hidden / m.heads;
+  m.ffn_hidden = dump_positive(log, "ffn_hidden_size");
+  m.vocab = dump_positive(log, "padded_vocab_size");
+  m.max_context = argument(log, "max_position_embeddings") ? dump_positive(log, "max_position_embeddings")
+                                                           : dump_positive(log, "seq_length");
   m.mlp = dump_true(log, "swiglu") ? MlpType::swiglu : MlpType::gelu;
   m.attention = m.kv_heads == m.heads ? AttentionKind::mha : AttentionKind::gqa;
   const std::string* norm = argument(log, "normalization");
@@ -163,11 +171,11 @@ ModelSpec model_from_megatron_log(const TrainingLog& log, const std::string& nam
   m.qkv_bias = !m.linear_bias && dump_true(log, "add_qkv_bias");
   m.qk_norm = dump_true(log, "qk_layernorm");
   if (argument(log, "num_experts")) {
-    m.moe.experts = dump_integer(log, "num_experts");
-    m.moe.top_k = dump_integer(log, "moe_router_topk");
-    m.moe.expert_ffn_hidden = argument(log, "moe_ffn_hidden_size") ? dump_integer(log, "moe_ffn_hidden_size") : m.ffn_hidden;
-    if (const std::string* shared = argument(log, "moe_shared_expert_intermediate_size"))
-      m.moe.shared_experts = parse_integer(*shared, field_of(log, "moe_shared_expert_intermediate_size")) / m.moe.expert_ffn_hidden;
+    m.moe.experts = dump_positive(log, "num_experts");
+    m.moe.top_k = dump_positive(log, "moe_router_topk");
+    m.moe.expert_ffn_hidden = argument(log, "moe_ffn_hidden_size") ? dump_positive(log, "moe_ffn_hidden_size") : m.ffn_hidden;
+    if (argument(log, "moe_shared_expert_intermediate_size"))
+      m.moe.shared_experts = dump_positive(log, "moe_shared_expert_intermediate_size") / m.moe.expert_ffn_hidden;
     m.ffn_hidden = m.moe.expert_ffn_hidden;  // Megatron sets ffn_hidden_size = moe_ffn_hidden_size when unset
   }
   try {

@@ -96,7 +96,7 @@ std::string json_value_text(const std::string& key, const nlohmann::json& v) {
   if (v.is_number_unsigned()) return std::to_string(v.get<std::uint64_t>());  // range-checked by to_int
   if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
   if (v.is_number_float() && key == "capacity_factor") return fmt::format("{}", v.get<double>());
-  throw Error("plan." + key, "expected an integer, string or boolean, got " + json_fields::to_text(v), kKeys);
+  throw Error("plan." + key, "expected an integer, string or boolean, got " + json_fields::excerpt(v), kKeys);
 }
 
 }  // namespace

@@ -18,7 +18,7 @@ std::int64_t token_count(const Json& v, const std::string& field) {
     if (*t < 0 || *t > kMaxSampleTokens) throw Error(field, "got " + std::to_string(*t), allowed);
     return *t;
   }
-  throw Error(field, "expected a token count, got " + json_fields::to_text(v), allowed);
+  throw Error(field, "expected a token count, got " + json_fields::excerpt(v), allowed);
 }
 
 std::vector<std::int64_t> token_counts(const Json& v, const std::string& field, bool number_allowed) {

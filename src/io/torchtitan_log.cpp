@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "io/json_fields.h"
 
 namespace tessera {
 
@@ -231,18 +232,45 @@ void flatten(const nlohmann::json& j, const std::string& prefix, const LogLine& 
   }
 }
 
-// "Running with configs: {" followed by the rest of json.dumps(indent=2) on the next lines.
+// Brackets opened and not yet closed in JSON text, outside strings; a line at a time, so finding
+// where a printed config ends is linear in its length (re-parsing the growing text after every
+// line was quadratic).
+class BracketDepth {
+ public:
+  void scan(std::string_view text) {
+    for (char c : text) {
+      if (escaped_) escaped_ = false;
+      else if (in_string_ && c == '\\') escaped_ = true;
+      else if (c == '"') in_string_ = !in_string_;
+      else if (!in_string_ && (c == '{' || c == '[')) ++open_, opened_ = true;
+      else if (!in_string_ && (c == '}' || c == ']')) --open_;
+    }
+  }
+  // The outermost value has opened and closed again (or closed more than it opened: garbled).
+  bool closed() const { return opened_ && open_ <= 0; }
+
+ private:
+  std::int64_t open_ = 0;
+  bool opened_ = false, in_string_ = false, escaped_ = false;
+};
+
+// "Running with configs: {" followed by the rest of json.dumps(indent=2) on the next lines,
+// parsed once where its brackets close (json_fields::parse bounds its nesting, so flatten's
+// recursion is bounded too).
 std::size_t read_config(const std::vector<LogLine>& lines, std::size_t i, std::string_view first, TrainingLog& log) {
   std::string text(first);
+  BracketDepth depth;
+  depth.scan(first);
   for (std::size_t j = i;; ++j) {
-    if (nlohmann::json::accept(text)) {
-      flatten(nlohmann::json::parse(text), "", lines[i], log);
+    if (depth.closed()) {
+      flatten(json_fields::parse(text, log_field(log.file, lines[i].number)), "", lines[i], log);
       return j;
     }
     if (j + 1 >= lines.size() || j + 1 - i > kMaxConfigLines)
       throw Error(log_field(log.file, lines[i].number), "the printed config does not end: truncated or garbled",
                   "the JSON of \"Running with configs:\" complete");
     text += "\n" + lines[j + 1].text;
+    depth.scan(lines[j + 1].text);
   }
 }
 

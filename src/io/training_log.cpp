@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/percentile.h"
+#include "io/integer_text.h"
 #include "io/megatron_log.h"
 #include "io/torchtitan_log.h"
 
@@ -64,7 +65,8 @@ void check_sequence(const LogLine& line, const LogIteration& it, const LogLine*&
 void derive_torchtitan_times(TrainingLog& log, const LogRunShape& shape) {
   const auto known = [&](const char* key, std::int64_t fallback) -> std::int64_t {
     const auto it = log.arguments.find(key);
-    return it == log.arguments.end() ? fallback : std::stoll(it->second);
+    return it == log.arguments.end() ? fallback
+                                     : parse_integer(it->second, log_field(log.file, log.arguments_line) + "." + key);
   };
   std::int64_t tokens = known("tokens_per_train_step", shape.tokens_per_step);
   const std::int64_t gpus = known("world_size", shape.gpus);

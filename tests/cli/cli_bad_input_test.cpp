@@ -11,16 +11,19 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "io/json_fields.h"
 #include "search/planner.h"
 #include <nlohmann/json.hpp>
 
@@ -575,4 +578,81 @@ TEST_F(CliBadInput, AccountedSplitsAndHeldOutChecksNameTheField) {
   expect_bad_input(run({"validate", runs.string(), wider.string(), "--leave-one-source-out"}), {"csv.columns"});
   expect_bad_input(run({"validate", runs.string(), "--leave-one-source-out", "--accuracy-classes"}), {"--accuracy-classes"});
   expect_bad_input(run({"validate", runs.string(), "--accuracy-classes", "--html", "x.html"}), {"--html"});
+}
+
+// Issue 30's crash class, each root: sizes read from a Megatron log are checked positive before
+// anything divides by them (C1: num_attention_heads 0, INT64_MIN / -1; C2: moe_ffn_hidden_size
+// 0), and every JSON input nests at most tessera::json_fields::kMaxJsonDepth levels, refused while parsing
+// with a short line (C3: 10^5 levels in a profile, a GPU file, a cluster; C4: a torchtitan
+// config 10^4 objects deep). Inputs: ../shared/reliability/repro/C1..C4 (copied under fixtures/).
+TEST_F(CliBadInput, CrashClassExitsTwoNamingTheField) {
+  const fs::path fixtures = fs::path(TESSERA_SOURCE_DIR) / "tests/cli/fixtures/reliability";
+  expect_bad_input(run({"calibrate", "--log", (fixtures / "c1_heads0.log").string(), "--gpu", "a100-sxm-80gb"}),
+                   {"num_attention_heads"});
+  expect_bad_input(run({"calibrate", "--log", (fixtures / "c1_int64min.log").string(), "--gpu", "a100-sxm-80gb"}),
+                   {"hidden_size"});
+  expect_bad_input(run({"calibrate", "--log", (fixtures / "c2_moe_ffn0.log").string(), "--gpu", "a100-sxm-80gb"}),
+                   {"moe_ffn_hidden_size"});
+  const RunResult titan = run({"calibrate", "--log", (fixtures / "c4_torchtitan_deep.log").string(), "--gpu", "h100",
+                               "--model", "llama3-8b", "--plan", "tp=1,dp=8,mb=1,gbs=8,seq=8192,zero=3"});
+  expect_bad_input(titan, {"log"});
+  EXPECT_NE(titan.err.find("nested deeper than"), std::string::npos) << describe(titan);
+
+  const auto deep = [](int levels) { return std::string(levels, '[') + "1" + std::string(levels, ']'); };
+  for (int levels : {100000, 10000, tessera::json_fields::kMaxJsonDepth + 1}) {
+    const fs::path profile = file("profile.json", "{\"schema_version\": " + deep(levels) + "}");
+    const RunResult r = run({"estimate", "--profile", profile.string()});
+    expect_bad_input(r, {"--profile", "profile"});
+    EXPECT_LT(r.err.size(), 400u) << "a bounded error line";
+    expect_bad_input(run({"gpus", "--gpu-file", file("gpu.json", "{\"key\": \"x\", \"bf16_tflops\": " + deep(levels) + "}").string()}),
+                     {"--gpu-file", "gpu"});
+    expect_bad_input(run({"estimate", "--cluster", file("cluster.json", "{\"gpus\": " + deep(levels) + "}").string()}),
+                     {"--cluster", "cluster"});
+  }
+  // At the limit a value is read, and where a scalar is expected the line names it briefly.
+  const fs::path at_limit = file("gpu.json", "{\"key\": \"x\", \"bf16_tflops\": " + deep(tessera::json_fields::kMaxJsonDepth - 1) + "}");
+  const RunResult r = run({"gpus", "--gpu-file", at_limit.string()});
+  expect_bad_input(r, {"bf16_tflops"});
+  EXPECT_NE(r.err.find("an array of 1 item"), std::string::npos) << describe(r);
+}
+
+// Issue 30's V1, V6 and E1 at their roots: a torchtitan config value that is no integer names
+// its key (no "stoll"); a CSV saved with a UTF-8 byte-order mark reads like one without; an
+// answer that cannot be written to stdout exits 2.
+TEST_F(CliBadInput, LibraryErrorsBomsAndUnwritableOutput) {
+  const fs::path fixtures = fs::path(TESSERA_SOURCE_DIR) / "tests/cli/fixtures/reliability";
+  const std::vector<std::string> titan = {"--gpu", "h100", "--model", "llama3-8b", "--plan", "tp=1,dp=8,mb=1,gbs=8,seq=8192,zero=3"};
+  for (const char* log : {"v1_world_size.log", "v1_tokens.log"}) {
+    std::vector<std::string> args = {"calibrate", "--log", (fixtures / log).string()};
+    args.insert(args.end(), titan.begin(), titan.end());
+    const RunResult r = run(args);
+    expect_bad_input(r, {"world_size", "tokens_per_train_step"});
+    EXPECT_EQ(r.err.find("stoll"), std::string::npos) << describe(r);
+  }
+  const RunResult bom = run({"calibrate", "--runs", (fixtures / "v6_bom.csv").string()});
+  EXPECT_EQ(bom.err.find("column missing"), std::string::npos) << describe(bom);
+  const RunResult validated = run({"validate", (fixtures / "v6_bom.csv").string()});
+  expect_no_crash(validated);
+  EXPECT_EQ(validated.exit_code, 0) << describe(validated);
+  // Not a stdout that accepts writes: /dev/full fails every write.
+  const std::string command = std::string("timeout 60 ") + TESSERA_BINARY + " gpus > /dev/full 2> " + (dir_ / "err").string();
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  std::ifstream err(dir_ / "err");
+  const std::string line((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
+  EXPECT_NE(line.find("stdout"), std::string::npos) << line;
+}
+
+// Issue 30's M8 / M9 at the root: an option's value that is empty or is the next option is
+// refused for every option of every command (no HTML file named "--json", no empty path taken as
+// "not given").
+TEST_F(CliBadInput, OptionValuesThatAreEmptyOrAnotherOptionAreRefused) {
+  expect_bad_input(run({"estimate", "--html", "--json"}), {"--html"});
+  expect_bad_input(run({"estimate", "--html", ""}), {"--html"});
+  expect_bad_input(run({"estimate", "--trace", ""}), {"--trace"});
+  expect_bad_input(run({"plan", "--model", kModel, "--cluster", kCluster, "--gbs", "8", "--compare-profile", ""}),
+                   {"--compare-profile"});
+  expect_bad_input(run({"calibrate", "--runs", "x.csv", "-o", "--report"}), {"-o", "--output"});
+  EXPECT_FALSE(fs::exists(dir_ / "--json"));
 }
