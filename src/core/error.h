@@ -68,9 +68,13 @@ class Error : public std::runtime_error {
   Error(std::string field, std::string problem, std::string allowed)
       : std::runtime_error(compose(field, problem, allowed)),
         field_(std::move(field)),
+        problem_(std::move(problem)),
         allowed_(std::move(allowed)) {}
 
   const std::string& field() const noexcept { return field_; }
+  // What is wrong, without the field or the allowed values: what a caller that re-raises the error
+  // under a fuller field path passes on (what() would repeat both).
+  const std::string& problem() const noexcept { return problem_; }
   const std::string& allowed() const noexcept { return allowed_; }
 
  private:
@@ -83,6 +87,7 @@ class Error : public std::runtime_error {
     return one_line(text);
   }
   std::string field_;
+  std::string problem_;
   std::string allowed_;
 };
 

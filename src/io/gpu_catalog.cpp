@@ -160,7 +160,12 @@ ScopedProfile::ScopedProfile(LoadedProfile profile) {
         throw Error(field, "'" + profile.gpus[i].key + "' is not a GPU key", "the key " + gpu.key);
       (void)apply_profile(gpu, profile);  // its values within their ranges, before anything runs
     } catch (const Error& e) {
-      throw Error(field + " (" + profile.file + ")", e.what(), "a profile written by tessera calibrate");
+      // A refitted value out of its range is named where the profile holds it.
+      const std::string& inner = e.field();
+      const std::string where = inner.rfind("gpu.", 0) == 0
+                                    ? "profile.gpus[" + std::to_string(i) + "].parameters." + inner.substr(inner.rfind('.') + 1)
+                                    : inner;
+      throw Error(where + " (" + profile.file + ")", e.problem(), e.allowed());
     }
   }
   ProfileOverlay& overlay = profile_overlay();

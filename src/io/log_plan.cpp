@@ -181,7 +181,8 @@ ModelSpec model_from_megatron_log(const TrainingLog& log, const std::string& nam
   try {
     m.validate();
   } catch (const Error& e) {
-    throw Error("log:" + log.file + ":" + std::to_string(log.arguments_line) + ".model." + e.field(), e.what(), e.allowed());
+    // The model's own field path ("model.moe.experts") under the dump's file and line.
+    throw Error("log:" + log.file + ":" + std::to_string(log.arguments_line) + "." + e.field(), e.problem(), e.allowed());
   }
   return m;
 }

@@ -656,3 +656,21 @@ TEST_F(CliBadInput, OptionValuesThatAreEmptyOrAnotherOptionAreRefused) {
   expect_bad_input(run({"calibrate", "--runs", "x.csv", "-o", "--report"}), {"-o", "--output"});
   EXPECT_FALSE(fs::exists(dir_ / "--json"));
 }
+
+// Issue 30's V5: an error re-raised under a fuller path names the field once, where the user
+// wrote it, with its allowed values once.
+TEST_F(CliBadInput, ReRaisedErrorsNameTheFieldOnceAndAllowedOnce) {
+  const fs::path fixtures = fs::path(TESSERA_SOURCE_DIR) / "tests/cli/fixtures/reliability";
+  for (const RunResult& r :
+       {run({"estimate", "--model", "llama3-8b", "--cluster", "h100:8", "--plan", "tp=2,gbs=64", "--profile",
+             (fixtures / "v5_profile.json").string()}),
+        run({"calibrate", "--log", (fixtures / "v5_moe.log").string(), "--gpu", "a100-sxm-80gb"})}) {
+    expect_bad_input(r, {"gemm_efficiency", "num_experts"});
+    const std::size_t first = r.err.find("(allowed:");
+    EXPECT_EQ(r.err.find("(allowed:", first + 1), std::string::npos) << describe(r);
+    EXPECT_EQ(r.err.find("model.model."), std::string::npos) << describe(r);
+  }
+  const RunResult profile = run({"estimate", "--model", "llama3-8b", "--cluster", "h100:8", "--plan", "tp=2,gbs=64",
+                                 "--profile", (fixtures / "v5_profile.json").string()});
+  EXPECT_NE(profile.err.find("parameters.gemm_efficiency"), std::string::npos) << describe(profile);
+}

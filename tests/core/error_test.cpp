@@ -41,5 +41,14 @@ TEST(Error, OneLineIsIdempotent) {
     EXPECT_EQ(one_line(one_line(text)), one_line(text)) << text;
 }
 
+// A caller that re-raises under a fuller path passes problem() on: the field and the allowed
+// values appear once.
+TEST(Error, ProblemIsTheMessageWithoutFieldOrAllowed) {
+  const Error inner("gpu.h100.gemm_efficiency", "got -5", "a number from 0.001 to 1");
+  EXPECT_EQ(inner.problem(), "got -5");
+  const Error outer("profile.gpus[0].parameters.gemm_efficiency", inner.problem(), inner.allowed());
+  EXPECT_STREQ(outer.what(), "profile.gpus[0].parameters.gemm_efficiency: got -5 (allowed: a number from 0.001 to 1)");
+}
+
 }  // namespace
 }  // namespace tessera
