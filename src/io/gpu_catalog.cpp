@@ -160,11 +160,12 @@ ScopedProfile::ScopedProfile(LoadedProfile profile) {
         throw Error(field, "'" + profile.gpus[i].key + "' is not a GPU key", "the key " + gpu.key);
       (void)apply_profile(gpu, profile);  // its values within their ranges, before anything runs
     } catch (const Error& e) {
-      // A refitted value out of its range is named where the profile holds it.
+      // A refitted value out of its range is named where the profile holds it; anything else
+      // (an unknown GPU) is the entry's key.
       const std::string& inner = e.field();
       const std::string where = inner.rfind("gpu.", 0) == 0
                                     ? "profile.gpus[" + std::to_string(i) + "].parameters." + inner.substr(inner.rfind('.') + 1)
-                                    : inner;
+                                    : field;
       throw Error(where + " (" + profile.file + ")", e.problem(), e.allowed());
     }
   }
