@@ -55,6 +55,31 @@ void check_option_values(const CLI::App& app) {
   for (const CLI::App* sub : app.get_subcommands()) check_option_values(*sub);
 }
 
+// CLI11's "Could not convert: --spare-nodes = 0.5" as Tessera's one line: the option, the value
+// and what the option takes (from its declared type), so every flag says its allowed values.
+const CLI::Option* find_option(const CLI::App& app, const std::string& name) {
+  for (const CLI::Option* option : app.get_options())
+    if (option->check_name(name)) return option;
+  for (const CLI::App* sub : app.get_subcommands())
+    if (const CLI::Option* option = find_option(*sub, name)) return option;
+  return nullptr;
+}
+
+std::string conversion_error_line(const CLI::App& app, const std::string& message) {
+  constexpr std::string_view kPrefix = "Could not convert: ";
+  const std::size_t equals = message.find(" = ");
+  if (message.rfind(kPrefix, 0) != 0 || equals == std::string::npos) return "error: " + one_line(message) + "\n";
+  const std::string name = message.substr(kPrefix.size(), equals - kPrefix.size());
+  const std::string value = message.substr(equals + 3);
+  const CLI::Option* option = find_option(app, name);
+  const std::string type = option != nullptr ? option->get_type_name() : "";
+  const std::string allowed = type.find("UINT") != std::string::npos ? "a non-negative integer"
+                              : type.find("INT") != std::string::npos ? "an integer"
+                              : type.find("FLOAT") != std::string::npos ? "a number"
+                                                                        : "a value of the option's type";
+  return std::string("error: ") + Error(name, "cannot read '" + value + "'", allowed).what() + "\n";
+}
+
 }  // namespace
 
 std::string project_version() { return TESSERA_VERSION; }
@@ -84,6 +109,9 @@ int run_tessera(const std::vector<std::string>& args, const CommandOutput::Sink&
     return exit_through(app, e, out, err);
   } catch (const CLI::CallForVersion& e) {
     return exit_through(app, e, out, err);
+  } catch (const CLI::ConversionError& e) {
+    err(conversion_error_line(app, e.what()));
+    return kExitUsage;
   } catch (const CLI::ParseError& e) {  // CLI11 echoes the argument: keep it one line too
     err(fmt::format("error: {}\n", one_line(e.what())));
     return kExitUsage;

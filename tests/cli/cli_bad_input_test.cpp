@@ -674,3 +674,16 @@ TEST_F(CliBadInput, ReRaisedErrorsNameTheFieldOnceAndAllowedOnce) {
                                  "--profile", (fixtures / "v5_profile.json").string()});
   EXPECT_NE(profile.err.find("parameters.gemm_efficiency"), std::string::npos) << describe(profile);
 }
+
+// Issue 30's V7: a flag's value CLI11 cannot convert names the flag, the value and what the flag
+// takes, like every other error.
+TEST_F(CliBadInput, UnconvertibleFlagValuesSayWhatTheFlagTakes) {
+  const RunResult spare = run({"plan", "--quiet", "--model", kModel, "--cluster", "h100:64", "--gbs", "256", "--failures",
+                               "--spare-nodes", "0.5"});
+  expect_bad_input(spare, {"--spare-nodes"});
+  EXPECT_NE(spare.err.find("(allowed: an integer)"), std::string::npos) << describe(spare);
+  const RunResult memory = run({"plan", "--model", kModel, "--cluster", kCluster, "--gbs", "8", "--max-memory-gib", "lots"});
+  expect_bad_input(memory, {"--max-memory-gib"});
+  EXPECT_NE(memory.err.find("(allowed: a number)"), std::string::npos) << describe(memory);
+  expect_bad_input(run({"adapt", "simulate", "--model", kModel, "--cluster", "h100:32", "--gpus", "abc"}), {"--gpus"});
+}
