@@ -189,6 +189,7 @@ std::string_view parameter_status_name(ParameterStatus status) {
 CalibrationProfile calibrate(const CalibrationData& data, const CalibrationOptions& options) {
   if (data.empty())
     throw Error("calibrate", "no measurements", "at least one run, collective benchmark row or GEMM");
+  check_physical(data);
   CalibrationProfile profile;
   std::vector<double> abs_before, abs_after;
   for (const auto& [key, g] : group_by_gpu(data)) {

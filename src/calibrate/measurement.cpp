@@ -1,9 +1,15 @@
 #include "calibrate/measurement.h"
 
+#include <cmath>
+
+#include <fmt/core.h>
+
+#include "core/error.h"
 #include "core/units.h"
 #include "cost/collective_cost.h"
 #include "cost/compute_cost.h"
 #include "cost/cost_model.h"
+#include "hardware/physical_ranges.h"
 
 namespace tessera {
 
@@ -20,6 +26,43 @@ std::string_view collective_kind_name(CollectiveKind kind) {
     case CollectiveKind::send_recv: return "send_recv";
   }
   return "all_reduce";
+}
+
+namespace {
+
+void require_within(const std::string& id, const char* what, double value, double low, double high,
+                    const std::string& unit) {
+  if (std::isfinite(value) && value >= low && value <= high) return;
+  throw Error(id, fmt::format("{} {:g} {}", what, value, unit),
+              fmt::format("a measured {} from {:g} to {:g} {}", what, low, high, unit));
+}
+
+void check_run(const RunMeasurement& run) {
+  require_within(run.id, "step time", run.iteration_time_s, physical::kMinStepTimeS, physical::kMaxStepTimeS, "s");
+  if (run.peak_memory_gib)
+    require_within(run.id, "peak memory", *run.peak_memory_gib, 0.0, run.gpu.hbm_gib,
+                   "GiB (" + run.gpu.key + "'s HBM)");
+}
+
+void check_collective(const CollectiveMeasurement& c) {
+  require_within(c.id, "collective time", c.time_s, physical::kMinFixedTimeS, physical::kMaxCollectiveTimeS, "s");
+}
+
+void check_gemm(const GemmMeasurement& g) {
+  const double peak_tflops = g.gpu.peak_flops(g.fp8) / 1e12;
+  if (g.fp8 && peak_tflops <= 0)
+    throw Error(g.id, "an fp8 GEMM on " + g.gpu.key + ", which has no FP8 tensor cores",
+                "bf16 rows for this GPU (fp8 on GPUs with an FP8 peak in `tessera gpus`)");
+  require_within(g.id, g.fp8 ? "fp8 GEMM rate" : "bf16 GEMM rate", g.tflops, physical::kMinTflops, peak_tflops,
+                 "TFLOP/s (" + g.gpu.key + "'s peak)");
+}
+
+}  // namespace
+
+void check_physical(const CalibrationData& data) {
+  for (const RunMeasurement& run : data.runs) check_run(run);
+  for (const CollectiveMeasurement& c : data.collectives) check_collective(c);
+  for (const GemmMeasurement& g : data.gemms) check_gemm(g);
 }
 
 double predict_iteration_time_s(const RunMeasurement& run, const GpuSpec& gpu) {

@@ -65,6 +65,12 @@ struct CalibrationData {
   bool empty() const { return runs.empty() && collectives.empty() && gemms.empty(); }
 };
 
+// Every measurement physically possible on its GPU, else Error naming its id: a step time of
+// 10 us .. 1e6 s, a peak memory within the GPU's HBM, a collective of 1 ns .. 1e4 s, a GEMM no
+// faster than the GPU's peak and FP8 only on a GPU with FP8 (hardware/physical_ranges.h).
+// A 1e-320 ms step would otherwise reach the fit and print "-nan%".
+void check_physical(const CalibrationData& data);
+
 // The cost model's value of each measurement with `gpu`'s parameters (same key as the measurement's).
 double predict_iteration_time_s(const RunMeasurement& run, const GpuSpec& gpu);
 double predict_peak_memory_gib(const RunMeasurement& run, const GpuSpec& gpu);

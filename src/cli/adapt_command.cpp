@@ -79,8 +79,10 @@ NoiseScaleScenario simulate_scenario(const SimulateOptions& o, const CLI::App& s
       throw Error("--trajectory", "given with --noise-start / --noise-end",
                   "one of the two ways to set the noise scale");
     if (given(sub, "--tokens")) require_positive_real("--tokens", o.tokens, kMaxScenarioTokens);
-    if (given(sub, "--noise-start")) require_positive_real("--noise-start", o.noise_start_tokens, kMaxScenarioTokens);
-    if (given(sub, "--noise-end")) require_positive_real("--noise-end", o.noise_end_tokens, kMaxScenarioTokens);
+    // B_noise is a batch size in tokens (McCandlish et al., arXiv 1812.06162): below one token it
+    // is no batch, and 1e-300 would overflow the noise model's squared norms.
+    if (given(sub, "--noise-start")) require_in_range("--noise-start", o.noise_start_tokens, 1.0, kMaxScenarioTokens, "tokens");
+    if (given(sub, "--noise-end")) require_in_range("--noise-end", o.noise_end_tokens, 1.0, kMaxScenarioTokens, "tokens");
     ScenarioDescription d;
     d.seq_len = o.seq_len;
     d.token_budget = o.tokens;

@@ -103,7 +103,11 @@ void register_calibrate(CLI::App& app, CommandRegistry& commands) {
   sub->add_option("--fit-rows", o->fit_rows, "--held-out: rows fitted on per draw")->capture_default_str();
   sub->add_option("--draws", o->draws, "--held-out: draws per group")->capture_default_str();
   sub->add_option("--seed", o->seed, "--held-out: seed of the first draw")->capture_default_str();
-  commands.add(sub, [o, &io = commands.output()]() {
+  commands.add(sub, [o, sub, &io = commands.output()]() {
+    for (const char* option : {"--group", "--fit-rows", "--draws", "--seed"}) require_prerequisite(*sub, option, "--held-out");
+    for (const char* option : {"--runs", "--log", "--nccl", "--gemm", "--gpu", "--model", "--cluster", "--plan",
+                               "--megatron-args", "--torchtitan-config", "--output", "--report", "--json"})
+      require_apart(*sub, "--held-out", option);
     if (!o->held_out.empty()) {
       io.print("{}", held_out_report(*o));
       return 0;

@@ -39,6 +39,9 @@ int exit_through(const CLI::App& app, const CLI::Error& e, const CommandOutput::
   return code;
 }
 
+// Options whose value is itself a list of another program's flags ("--tensor-model-parallel-size 8").
+bool takes_argument_list(const CLI::Option& option) { return option.check_name("--megatron-args"); }
+
 // Every value an option took: one that is empty or is the next option (`--html --json` would
 // write a file named "--json") is refused, so no option is silently taken as not given.
 void check_option_values(const CLI::App& app) {
@@ -47,7 +50,7 @@ void check_option_values(const CLI::App& app) {
     for (const std::string& value : option->results()) {
       if (value.empty())
         throw Error(option->get_name(), "an empty value", "a value; leave the option out for its default");
-      if (value.rfind("--", 0) == 0)
+      if (value.rfind("--", 0) == 0 && !takes_argument_list(*option))
         throw Error(option->get_name(), "got '" + value + "', which is an option, not a value",
                     "a value after " + option->get_name());
     }

@@ -67,6 +67,9 @@ constexpr std::int64_t kMaxSeed = 1'000'000'000'000LL;
 constexpr std::size_t kFailureRankingPlans = 64;
 // Bounds of the failure flags: beyond them a value is a unit slip, not a cluster.
 constexpr double kMaxMtbfNodeH = 1e7;        // ~1,100 years per node
+// A node failing every 3.6 s could not finish one step; below it the rates leave the failure
+// model's range (reliability/failure_rates.cpp: at most 1,000 failures per hour).
+constexpr double kMinMtbfNodeH = 1e-3;
 constexpr double kMaxRestartS = 30 * 86400;  // a month
 constexpr double kMaxStorageFlagGbps = 1e6;  // 1 PB/s
 
@@ -85,18 +88,18 @@ FailureModel failure_model(const FailureFlags& f, const CLI::App& sub, const Clu
   FailureModel m;
   const auto given = [&](const char* flag) { return sub.get_option(flag)->count() > 0; };
   if (given("--mtbf-node-h")) {
-    require_positive_real("--mtbf-node-h", f.mtbf_node_h, kMaxMtbfNodeH);
+    require_in_range("--mtbf-node-h", f.mtbf_node_h, kMinMtbfNodeH, kMaxMtbfNodeH, "hours");
     const double per_node_now = m.rates.per_gpu_hour * static_cast<double>(cluster.gpus_per_node) + m.rates.per_node_hour;
     const double scale = (1.0 / f.mtbf_node_h) / per_node_now;
     m.rates.per_gpu_hour *= scale;
     m.rates.per_node_hour *= scale;
   }
   if (given("--ckpt-gbps")) {
-    require_positive_real("--ckpt-gbps", f.ckpt_gbps, kMaxStorageFlagGbps);
+    require_in_range("--ckpt-gbps", f.ckpt_gbps, physical::kMinBandwidthGbps, kMaxStorageFlagGbps, "GB/s");
     m.storage.write_gbps = m.storage.read_gbps = f.ckpt_gbps;
   }
   if (given("--node-write-gbps")) {
-    require_positive_real("--node-write-gbps", f.node_write_gbps, kMaxStorageFlagGbps);
+    require_in_range("--node-write-gbps", f.node_write_gbps, physical::kMinBandwidthGbps, kMaxStorageFlagGbps, "GB/s");
     m.storage.node_write_gbps = f.node_write_gbps;
   }
   if (given("--restart-s")) {
@@ -114,11 +117,12 @@ FailureModel failure_model(const FailureFlags& f, const CLI::App& sub, const Clu
   return m;
 }
 
+// The failure options refine --failures and are refused without it.
 bool failures_requested(const FailureFlags& f, const CLI::App& sub) {
   for (const char* flag : {"--mtbf-node-h", "--ckpt-gbps", "--node-write-gbps", "--restart-s", "--replacement-wait-s",
-                           "--spare-nodes"})
-    if (sub.get_option(flag)->count() > 0) return true;
-  return f.on || f.async || f.no_fully_parallel;
+                           "--spare-nodes", "--async-ckpt", "--no-fully-parallel-save"})
+    require_prerequisite(sub, flag, "--failures");
+  return f.on;
 }
 
 // --spare-nodes N: the job runs on the cluster's nodes less N; the spares replace failed nodes.
@@ -446,6 +450,9 @@ void register_plan(CLI::App& app, CommandRegistry& commands) {
     // NaN, inf and 1e-308 parse as doubles: a memory limit must be physical (physical_ranges.h).
     if (sub->get_option("--max-memory-gib")->count() > 0)
       require_in_range("--max-memory-gib", o->max_memory_gib, physical::kMinMemoryGib, physical::kMaxMemoryGib, "GiB");
+    // 0 is not "not given": a sequence has at least one token (leaving --seq out means the context).
+    if (sub->get_option("--seq")->count() > 0 && o->seq < 1)
+      throw Error("--seq", "got " + std::to_string(o->seq), "a positive integer (leave --seq out for the model's context)");
     const bool failures_on = failures_requested(o->failures, *sub);
     const LinkOverrides link_flags = link_overrides(o->links, *sub);
     const bool comparing = !o->compare_profile.empty();

@@ -6,23 +6,22 @@
 namespace tessera {
 
 namespace {
-constexpr std::int64_t kMaxGpus = 10'000'000;
 // The catalog lists NVLink as both directions summed; collectives use one direction.
 constexpr double kDirectionsPerLink = 2.0;
 }  // namespace
 
 void Cluster::validate() const {
   gpu.validate();
-  require_positive("cluster.nodes", nodes, kMaxGpus);
+  require_positive("cluster.nodes", nodes, kMaxClusterGpus);
   require_positive("cluster.gpus_per_node", gpus_per_node, 1024);
-  require_positive("cluster.gpus", gpus(), kMaxGpus);
+  require_positive("cluster.gpus", gpus(), kMaxClusterGpus);
   require_positive_real("cluster.intra_node.bandwidth", intra_node.bandwidth_bytes_per_s, 1e15);
   require_positive_real("cluster.inter_node.bandwidth", inter_node.bandwidth_bytes_per_s, 1e15);
 }
 
 Cluster make_cluster(const GpuSpec& gpu, std::int64_t gpu_count, std::int64_t gpus_per_node,
                      double network_gbps_per_gpu) {
-  require_positive("cluster.gpus", gpu_count, kMaxGpus);
+  require_positive("cluster.gpus", gpu_count, kMaxClusterGpus);
   require_non_negative("cluster.gpus_per_node", gpus_per_node, 1024);
   Cluster c;
   c.gpu = gpu;

@@ -9,6 +9,10 @@
 
 namespace tessera {
 
+// GPUs in one cluster: 10^7, above any job run or planned (the largest publicised clusters hold
+// ~10^5-10^6 GPUs), small enough that products with a few other counts stay exact in int64.
+inline constexpr std::int64_t kMaxClusterGpus = 10'000'000;
+
 // One tier of the interconnect, per GPU, one direction, after NCCL efficiency.
 struct LinkTier {
   double bandwidth_bytes_per_s = 0;  // achievable bus bandwidth per GPU

@@ -82,5 +82,7 @@ struct GpuSpec {
 // The family of a GPU described in a user's file that names none: no published run has it, so
 // its efficiency constants are the user's assumption.
 inline constexpr std::string_view kCustomGpuFamily = "custom";
+// The families whose runs the catalog's constants were fitted on (data/gpus.json), and custom.
+inline constexpr std::string_view kGpuFamilies[] = {"ampere", "hopper", "blackwell", "cdna2", "cdna3", kCustomGpuFamily};
 
 }  // namespace tessera

@@ -2,6 +2,10 @@
 
 #include "core/checks.h"
 #include "core/error.h"
+#include "core/units.h"
+#include "hardware/physical_ranges.h"
+
+#include <algorithm>
 
 namespace tessera {
 
@@ -14,8 +18,15 @@ void MixedCluster::validate() const {
     throw Error("cluster.pools", "got " + std::to_string(pools.size()) + " pools",
                 "1 to " + std::to_string(kMaxPools) + " pools");
   for (const auto& p : pools) p.validate();
-  if (pools.size() > 1)
-    require_positive_real("cluster.inter_pool_gbps", inter_pool.bandwidth_bytes_per_s, 1e15);
+  if (pools.size() > 1) {
+    // An aggregate link: at most every GPU of the smaller pool at the per-GPU bandwidth bound
+    // (a 100,000-GPU pool's NICs together carry petabytes per second).
+    std::int64_t smaller = pools.front().gpus();
+    for (const auto& p : pools) smaller = std::min(smaller, p.gpus());
+    const double max_gbps = static_cast<double>(smaller) * physical::kMaxBandwidthGbps;
+    const double gbps = inter_pool.bandwidth_bytes_per_s / units::gbps_to_bytes_per_s(1.0);
+    require_in_range("cluster.inter_pool_gbps", gbps, physical::kMinBandwidthGbps, max_gbps, "Gbit/s");
+  }
 }
 
 }  // namespace tessera

@@ -58,4 +58,13 @@ inline constexpr double kMaxNegativeReserveGib = 0.625;
 inline constexpr double kMinHostOverlapExponent = 1.0;
 inline constexpr double kMaxHostOverlapExponent = 64.0;
 
+// Measured times (calibration inputs, validation rows). A training step runs hundreds of kernels,
+// each at least a launch (~2-5 us, CUDA's launch latency): under 10 us is no step. Above 1e6 s
+// (11.6 days) is no step either: a unit slip (ms as s) or garbage. A collective, an nccl-tests
+// row, takes at least the 1 ns floor above and at most 1e4 s (nccl-tests' largest sizes finish in
+// seconds).
+inline constexpr double kMinStepTimeS = 1e-5;
+inline constexpr double kMaxStepTimeS = 1e6;
+inline constexpr double kMaxCollectiveTimeS = 1e4;
+
 }  // namespace tessera::physical

@@ -1,5 +1,6 @@
 #include "io/calibration_inputs.h"
 
+#include <set>
 #include <sstream>
 
 #include "core/error.h"
@@ -42,6 +43,10 @@ struct GivenPlan {
   std::string option;
 };
 std::optional<GivenPlan> given_plan(const CalibrationInputs& in, const ModelSpec& model, const Cluster& cluster) {
+  const int sources = !in.plan.empty() + !in.megatron_args.empty() + !in.torchtitan_config.empty();
+  if (sources > 1)
+    throw Error(!in.plan.empty() ? "--plan" : "--megatron-args", "given with another plan option",
+                "one of --plan, --megatron-args, --torchtitan-config");
   if (!in.plan.empty()) return GivenPlan{load_plan(in.plan, model, cluster), "--plan"};
   if (!in.megatron_args.empty())
     return GivenPlan{plan_from_megatron_args(split_words(in.megatron_args), model, cluster), "--megatron-args"};
@@ -68,6 +73,7 @@ RunMeasurement run_from_log(const CalibrationInputs& in, const std::string& file
                           : megatron        ? model_from_megatron_log(log, file)
                                             : throw Error("--model", "needed for torchtitan log " + file,
                                                           "a built-in model, HF config.json or model JSON");
+  if (!in.model.empty()) check_log_matches_model(log, model);
   const Cluster cluster = log_cluster(in, log);
   const std::optional<GivenPlan> given = given_plan(in, model, cluster);
   PlanRequest request;
@@ -76,6 +82,10 @@ RunMeasurement run_from_log(const CalibrationInputs& in, const std::string& file
     request = given->request;
   } else if (megatron && !log.arguments.empty()) {
     request = plan_from_megatron_log(log, model, cluster);
+    // The dump against itself: data_parallel_size and the iteration lines' batch against the plan
+    // its world_size and parallel sizes give (a garbled dump must not fit the wrong shape).
+    check_log_matches_plan(log, request.plan, request.workload,
+                           in.cluster.empty() ? "its world_size and parallel sizes" : "--cluster with its parallel sizes");
   } else {
     throw Error("--plan", "log " + file + " has no launch arguments to read the plan from",
                 "--plan, --megatron-args or --torchtitan-config");
@@ -133,11 +143,22 @@ void add_gemms(const CalibrationInputs& in, CalibrationData& data) {
     data.gemms.push_back({in.gemm_file + ":" + std::to_string(row.line), gpu, row.m, row.n, row.k, row.fp8, row.tflops});
 }
 
+// A file given twice would be fitted twice (its rows counted as independent measurements).
+void require_distinct(const std::vector<std::string>& files, const std::string& option) {
+  std::set<std::string> seen;
+  for (const std::string& file : files)
+    if (!seen.insert(file).second)
+      throw Error(option, "'" + file + "' given twice", "each file once (its measurements count once)");
+}
+
 }  // namespace
 
 CalibrationData read_calibration_inputs(const CalibrationInputs& inputs) {
   CalibrationData data;
   if (!inputs.gpu.empty()) (void)find_gpu(inputs.gpu);  // a misspelt --gpu is an error even when unused
+  require_distinct(inputs.runs_files, "--runs");
+  require_distinct(inputs.log_files, "--log");
+  require_distinct(inputs.nccl_arguments, "--nccl");
   for (const auto& file : inputs.runs_files) {
     const CsvTable table = parse_csv(json_fields::read_text_file(file, "--runs"), file);
     for (auto& run : runs_from_table(table, file)) data.runs.push_back(std::move(run));

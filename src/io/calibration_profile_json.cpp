@@ -87,6 +87,42 @@ LinkTier with_measured(LinkTier tier, const std::optional<double>& gbps, const s
   return tier;
 }
 
+// fitted_on as calibrate writes it: counts of what was fitted and the input files. It is printed
+// back with the profile ("fitted on 3 runs"), so it is read as strictly as the parameters.
+ProfileInputs fitted_on_from_json(const nlohmann::json& f, const std::string& path) {
+  require_object(f, path);
+  reject_unknown_keys(f, path, {"runs", "collectives", "gemms", "inputs"});
+  ProfileInputs out;
+  const auto count = [&](const char* key) {
+    const std::int64_t n = get_int_or(f, key, path, 0);
+    require_non_negative(path + "." + key, n);
+    return static_cast<std::size_t>(n);
+  };
+  out.runs = count("runs");
+  out.collectives = count("collectives");
+  out.gemms = count("gemms");
+  if (has(f, "inputs")) {
+    const auto& inputs = f.at("inputs");
+    if (!inputs.is_array()) throw Error(path + ".inputs", "expected a list of file names, got " + excerpt(inputs), "[\"runs.csv\", ...]");
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (!inputs[i].is_string())
+        throw Error(path + ".inputs[" + std::to_string(i) + "]", "expected a file name, got " + excerpt(inputs[i]), "a string");
+      out.files.push_back(inputs[i].get<std::string>());
+    }
+  }
+  return out;
+}
+
+// The records calibrate writes beside the fit (parameters, measurements: lists; summary: an
+// object) are not read back, but a file whose records have another shape was not written by it.
+void require_record_shapes(const nlohmann::json& j, const std::string& root) {
+  for (const char* key : {"parameters", "measurements"})
+    if (has(j, key) && !j.at(key).is_array())
+      throw Error(root + "." + key, "expected a list, got " + excerpt(j.at(key)), "a profile written by tessera calibrate");
+  if (has(j, "summary") && !j.at("summary").is_object())
+    throw Error(root + ".summary", "expected an object, got " + excerpt(j.at("summary")), "a profile written by tessera calibrate");
+}
+
 }  // namespace
 
 nlohmann::json profile_to_json(const CalibrationProfile& profile, const ProfileInputs& inputs) {
@@ -128,18 +164,18 @@ LoadedProfile profile_from_json(const nlohmann::json& j, const std::string& file
     reject_unknown_keys(g, path, {"key", "parameters", "links"});
     CalibratedGpu gpu;
     gpu.key = get_string(g, "key", path);
+    for (std::size_t earlier = 0; earlier < out.gpus.size(); ++earlier)
+      if (out.gpus[earlier].key == gpu.key)
+        throw Error(path + ".key", "'" + gpu.key + "' is listed already at " + root + ".gpus[" + std::to_string(earlier) + "]",
+                    "each GPU once (one set of parameters per GPU)");
     // An entry that only measures links may leave its parameters out.
     if (has(g, "parameters") || !has(g, "links")) read_parameters(g, path, gpu);
     if (has(g, "links")) gpu.links = node_links_from_json(g.at("links"), path + ".links");
     out.gpus.push_back(std::move(gpu));
   }
   if (has(j, "links")) out.links = links_from_json(j.at("links"), root + ".links");
-  if (has(j, "fitted_on") && j.at("fitted_on").is_object()) {
-    const auto& f = j.at("fitted_on");
-    out.inputs.runs = static_cast<std::size_t>(get_int_or(f, "runs", root + ".fitted_on", 0));
-    out.inputs.collectives = static_cast<std::size_t>(get_int_or(f, "collectives", root + ".fitted_on", 0));
-    out.inputs.gemms = static_cast<std::size_t>(get_int_or(f, "gemms", root + ".fitted_on", 0));
-  }
+  if (has(j, "fitted_on")) out.inputs = fitted_on_from_json(j.at("fitted_on"), root + ".fitted_on");
+  require_record_shapes(j, root);
   return out;
 }
 

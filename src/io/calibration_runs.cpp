@@ -18,9 +18,10 @@ RunMeasurement run_measurement(const ValidationResult& row, const std::string& o
 
 std::vector<RunMeasurement> runs_from_table(const CsvTable& table, const std::string& origin) {
   const ValidationReport report = validate_runs(table);
-  if (!report.skipped.empty())
-    throw Error("runs:" + origin + ":" + report.skipped.front().id, report.skipped.front().reason,
-                "rows tessera validate can read (../shared/validation/README.md)");
+  if (!report.skipped.empty()) {
+    const ValidationSkip& first = report.skipped.front();
+    throw Error("runs:" + origin + ":" + first.id + "." + first.field, first.problem, first.allowed);
+  }
   std::vector<RunMeasurement> out;
   out.reserve(report.rows.size());
   for (const auto& row : report.rows) out.push_back(run_measurement(row, origin));

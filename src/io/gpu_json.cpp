@@ -36,14 +36,25 @@ void require_shorthand_name(const std::string& name, const std::string& field) {
   const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
   });
-  if (!plain)
-    throw Error(field, "'" + name + "' is not a plain name",
-                "letters, digits, '.', '_', '-' (the cluster shorthand GPU:COUNT+GPU:COUNT splits at ':' and '+')");
+  const bool named = std::any_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)); });
+  if (!plain || !named)
+    throw Error(field, excerpt(Json(name)) + " is not a plain name",
+                "letters, digits, '.', '_', '-', with at least one letter or digit (the cluster shorthand "
+                "GPU:COUNT+GPU:COUNT splits at ':' and '+')");
+}
+
+std::string read_family(const Json& j, const std::string& p) {
+  const std::string family = get_string_or(j, "family", p, std::string(kCustomGpuFamily));
+  for (const std::string_view known : kGpuFamilies)
+    if (family == known) return family;
+  std::string allowed;
+  for (const std::string_view known : kGpuFamilies) allowed += (allowed.empty() ? "" : ", ") + std::string(known);
+  throw Error(p + ".family", "unknown value " + excerpt(Json(family)), allowed + " (custom: efficiencies of your own)");
 }
 
 void read_identity(const Json& j, const std::string& p, const std::string& origin, GpuSpec& g) {
   g.name = get_string_or(j, "name", p, g.key);
-  g.family = get_string_or(j, "family", p, std::string(kCustomGpuFamily));
+  g.family = read_family(j, p);
   g.source = get_string_or(j, "source", p, "custom GPU from " + origin);
   g.aliases = string_list(j, "aliases", p);
   for (const auto& alias : g.aliases) require_shorthand_name(alias, p + ".aliases");
@@ -117,6 +128,9 @@ std::vector<GpuSpec> gpus_from_json(const Json& j, const std::string& origin) {
   if (j.is_object() && has(j, kGpusKey)) {
     reject_unknown_keys(j, kFileField, {"schema_version", "about", "notes", "efficiency_sources",
                                         "families_and_aliases", kGpusKey});
+    if (has(j, "schema_version") && get_int(j, "schema_version", kFileField) != kSchemaVersion)
+      throw Error(std::string(kFileField) + ".schema_version", "got " + std::to_string(get_int(j, "schema_version", kFileField)),
+                  std::to_string(kSchemaVersion) + " (tessera gpus --json)");
     list = &j.at(kGpusKey);
   }
   if (list->is_object()) {

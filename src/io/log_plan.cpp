@@ -144,7 +144,31 @@ std::vector<std::string> megatron_args_from_log(const TrainingLog& log) {
 }
 
 PlanRequest plan_from_megatron_log(const TrainingLog& log, const ModelSpec& model, const Cluster& cluster) {
-  return plan_from_megatron_args(megatron_args_from_log(log), model, cluster);
+  const std::vector<std::string> args = megatron_args_from_log(log);
+  try {
+    return plan_from_megatron_args(args, model, cluster);
+  } catch (const Error& e) {
+    // The flags were read from the dump, not typed: name the dump's line and field the user can fix.
+    for (const DumpFlag& f : kDumpFlags)
+      if (e.field() == f.flag) throw Error(field_of(log, f.dest), e.problem(), e.allowed());
+    throw Error(log_field(log.file, log.arguments_line) + "." + e.field(), e.problem(), e.allowed());
+  }
+}
+
+void check_log_matches_model(const TrainingLog& log, const ModelSpec& model, const std::string& model_name) {
+  if (log.format != "megatron-lm" || log.arguments_line == 0) return;
+  const auto check = [&](const std::string& dest, std::int64_t given, const std::string& what) {
+    const std::string* v = argument(log, dest);
+    if (v == nullptr) return;
+    const std::int64_t logged = parse_integer(*v, field_of(log, dest));
+    if (logged != given)
+      throw Error(field_of(log, dest), fmt::format("log says {}, {} has {} {}", logged, model_name, what, given),
+                  "the model the log ran (leave --model out to read it from the log's argument dump)");
+  };
+  check("num_layers", model.layers, "layers");
+  check("hidden_size", model.hidden, "hidden size");
+  check("num_attention_heads", model.heads, "attention heads");
+  check("num_experts", model.moe.experts, "experts");
 }
 
 ModelSpec model_from_megatron_log(const TrainingLog& log, const std::string& name) {
@@ -226,17 +250,24 @@ void expect_equal(const TrainingLog& log, const std::string& dest, const std::op
               "a plan that matches the log's launch arguments (or the log of the run that plan describes)");
 }
 
-std::optional<std::int64_t> logged_integer(const TrainingLog& log, const std::string& dest, std::int64_t if_none) {
+// A logged size; "None" means if_none where Megatron allows it (virtual pipeline size), and is an
+// error for the sizes every run has (a dump saying pipeline_model_parallel_size None is garbled).
+std::optional<std::int64_t> logged_integer(const TrainingLog& log, const std::string& dest,
+                                           std::optional<std::int64_t> if_none) {
   const auto it = log.arguments.find(dest);
   if (it == log.arguments.end()) return std::nullopt;
-  if (it->second == "None") return if_none;
+  if (it->second == "None") {
+    if (!if_none) throw Error(field_of(log, dest), "got None", "an integer (every run has this size)");
+    return if_none;
+  }
   return parse_integer(it->second, field_of(log, dest));
 }
 
 }  // namespace
 
 void check_log_matches_plan(const TrainingLog& log, const Plan& plan, const Workload& workload, const std::string& plan_name) {
-  const auto check = [&](const std::string& dest, std::int64_t given, const std::string& key, std::int64_t if_none = 0) {
+  const auto check = [&](const std::string& dest, std::int64_t given, const std::string& key,
+                         std::optional<std::int64_t> if_none = std::nullopt) {
     expect_equal(log, dest, logged_integer(log, dest, if_none), given, key, plan_name);
   };
   if (log.format == "megatron-lm") {

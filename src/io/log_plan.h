@@ -32,6 +32,10 @@ std::int64_t log_world_size(const TrainingLog& log);
 // activation checkpointing None / SelectiveAC / FullAC = recompute none / selective / full.
 PlanRequest plan_from_torchtitan_job(const TorchtitanJob& job, const ModelSpec& model, const Cluster& cluster);
 
+// Throws Error("log:<file>:<line>.num_layers", "log says 24, --model has layers 80") when a model
+// given on the command line is not the one the log's argument dump describes.
+void check_log_matches_model(const TrainingLog& log, const ModelSpec& model, const std::string& model_name = "--model");
+
 // Throws Error("log:<file>:<line>.<argument>", "log says 4, --plan says tp 2") at the first
 // launch argument (or logged global batch size) that contradicts the given plan.
 void check_log_matches_plan(const TrainingLog& log, const Plan& plan, const Workload& workload,

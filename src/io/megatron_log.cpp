@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 
 #include "core/error.h"
+#include "hardware/physical_ranges.h"
 
 namespace tessera {
 
@@ -57,6 +58,20 @@ std::size_t iteration_marker(std::string_view text) {
   return std::string_view::npos;
 }
 
+// training.py's iteration line is the only one with this field; a line that has it but whose
+// counter is unreadable is a garbled iteration line, refused rather than skipped.
+constexpr std::string_view kIterationTimeKey = "elapsed time per iteration (ms)";
+
+// Position just after the first word "iteration" (the counter follows), or npos.
+std::size_t counter_start(std::string_view text) {
+  for (std::size_t at = text.find("iteration"); at != std::string_view::npos; at = text.find("iteration", at + 1)) {
+    const bool word_start = at == 0 || text[at - 1] == ' ' || text[at - 1] == ']';
+    const bool word_end = at + 9 == text.size() || text[at + 9] == ' ';
+    if (word_start && word_end) return at + 9;
+  }
+  return std::string_view::npos;
+}
+
 [[noreturn]] void garbled(const std::string& file, std::size_t line, const std::string& what) {
   throw Error(log_field(file, line), what,
               "Megatron-LM's iteration line: \"iteration N/M | ... | elapsed time per iteration (ms): T | ... |\"");
@@ -64,7 +79,9 @@ std::size_t iteration_marker(std::string_view text) {
 
 }  // namespace
 
-bool is_megatron_iteration_line(std::string_view text) { return iteration_marker(text) != std::string_view::npos; }
+bool is_megatron_iteration_line(std::string_view text) {
+  return iteration_marker(text) != std::string_view::npos || text.find(kIterationTimeKey) != std::string_view::npos;
+}
 
 LogIteration parse_megatron_iteration_line(std::string_view text, std::size_t line, const std::string& file) {
   LogIteration it;
@@ -72,28 +89,39 @@ LogIteration parse_megatron_iteration_line(std::string_view text, std::size_t li
   const std::string_view body = trim(text);
   // Every field ends with " |" (training.py); a line cut anywhere lacks the last one.
   if (body.empty() || body.back() != '|') garbled(file, line, "the iteration line does not end with '|': truncated");
-  std::string_view rest = text.substr(iteration_marker(text));
+  const std::size_t start = counter_start(text);
+  if (start == std::string_view::npos) garbled(file, line, "no 'iteration N/M' counter");
+  std::string_view rest = text.substr(start);
   std::size_t bar = rest.find('|');
   const std::string_view counter = rest.substr(0, bar);
   const std::size_t slash = counter.find('/');
   const auto number = integer(counter.substr(0, slash));
-  if (slash == std::string_view::npos || !number || !integer(counter.substr(slash + 1)))
+  const auto total = slash == std::string_view::npos ? std::nullopt : integer(counter.substr(slash + 1));
+  if (!number || !total || *number < 0 || *total < 1)
     garbled(file, line, "unreadable iteration counter '" + std::string(trim(counter)) + "'");
   it.iteration = *number;
   bool has_time = false;
+  std::vector<std::string_view> keys;  // a field printed twice is a garbled line, not "the last wins"
   for (rest = rest.substr(bar + 1); !trim(rest).empty(); rest = rest.substr(bar + 1)) {
     bar = rest.find('|');
     const std::string_view field = rest.substr(0, bar);
     const std::size_t colon = field.rfind(':');
     if (colon == std::string_view::npos) garbled(file, line, "field '" + std::string(trim(field)) + "' has no ':'");
     const std::string_view key = trim(field.substr(0, colon)), value = field.substr(colon + 1);
+    if (std::find(keys.begin(), keys.end(), key) != keys.end())
+      garbled(file, line, "field '" + std::string(key) + "' printed twice");
+    keys.push_back(key);
     const auto need = [&](std::optional<double> v) {
       if (!v) garbled(file, line, "unreadable number '" + std::string(trim(value)) + "' for " + std::string(key));
       return *v;
     };
-    if (key == "elapsed time per iteration (ms)") {
+    if (key == kIterationTimeKey) {
       it.iteration_time_s = need(finite_number(value)) / kMsPerS;
-      if (!(it.iteration_time_s > 0)) garbled(file, line, "elapsed time per iteration is not positive");
+      if (!(it.iteration_time_s >= physical::kMinStepTimeS && it.iteration_time_s <= physical::kMaxStepTimeS))
+        throw Error(log_field(file, line) + ".elapsed time per iteration (ms)",
+                    fmt::format("got {:g}", it.iteration_time_s * kMsPerS),
+                    fmt::format("a step of {:g} to {:g} ms", physical::kMinStepTimeS * kMsPerS,
+                                physical::kMaxStepTimeS * kMsPerS));
       has_time = true;
     } else if (key == "throughput per GPU (TFLOP/s/GPU)") {
       it.tflops_per_gpu = need(finite_number(value));

@@ -113,10 +113,12 @@ struct SideColumns {
 
 struct TableLayout {
   std::size_t line = 0;
-  int size = -1, count = -1, type = -1, redop = -1;
+  int size = -1, count = -1, type = -1, redop = -1, root = -1;
   SideColumns out_of_place, in_place;
   std::size_t columns = 0;  // words per row (the timestamp counts as two)
 };
+
+constexpr const char* kHeaderForm = "nccl-tests' header '# size count type redop root time algbw busbw #wrong ...'";
 
 class NcclTestsReader {
  public:
@@ -251,6 +253,7 @@ class NcclTestsReader {
       else if (name == "count") layout.count = at;
       else if (name == "type") layout.type = at;
       else if (name == "redop") layout.redop = at;
+      else if (name == "root") layout.root = at;
       else if (name == "cputime")
         fail(number, "this table reports CPU time (-C 1), from which nccl-tests does not compute algbw",
              "a run without -C 1");
@@ -259,18 +262,23 @@ class NcclTestsReader {
         if (layout.out_of_place.time < 0) layout.out_of_place.time = at;
         else if (layout.in_place.time < 0) side = 1, layout.in_place.time = at;
         else fail(number, "more than two time columns", "out-of-place and in-place columns");
-      } else if (name == "algbw") columns_for(layout, side).algbw = at;
-      else if (name == "busbw") columns_for(layout, side).busbw = at;
-      else if (name == "#wrong" || name == "error") {
-        columns_for(layout, side).check = at;
-        columns_for(layout, side).check_counts_errors = name == "#wrong";
+      } else if (name == "algbw" || name == "busbw" || name == "#wrong" || name == "error") {
+        // Each side's figures follow its time column: a header whose first time column is renamed
+        // would otherwise read the in-place side as out-of-place.
+        SideColumns& columns = columns_for(layout, side);
+        if (columns.time < 0)
+          fail(number, "column '" + std::string(name) + "' before its side's time column", kHeaderForm);
+        if (name == "algbw") columns.algbw = at;
+        else if (name == "busbw") columns.busbw = at;
+        else columns.check = at, columns.check_counts_errors = name == "#wrong";
+      } else if (name != "timestamp") {
+        fail(number, "unknown column '" + std::string(name) + "'", kHeaderForm);
       }
     }
     layout.columns = names.size() + (names.back() == "timestamp" ? 1 : 0);
     const SideColumns& out = layout.out_of_place;
     if (layout.size < 0 || layout.count < 0 || layout.type < 0 || out.time < 0 || out.algbw < 0 || out.busbw < 0)
-      fail(number, "the column header lacks size, count, type, time, algbw or busbw",
-           "nccl-tests' header '# size count type redop root time algbw busbw #wrong ...'");
+      fail(number, "the column header lacks size, count, type, time, algbw or busbw", kHeaderForm);
     layout_ = layout;
   }
 
@@ -332,7 +340,8 @@ class NcclTestsReader {
     row.count = read_whole(word(layout.count), "count", number);
     row.size_bytes = static_cast<double>(size);
     row.type = std::string(word(layout.type));
-    if (layout.redop >= 0) row.redop = std::string(word(layout.redop));
+    if (layout.redop >= 0) row.redop = read_redop(word(layout.redop), number);
+    if (layout.root >= 0) (void)read_root(word(layout.root), number);
     const auto type = type_bytes().find(row.type);
     if (type == type_bytes().end()) fail(number, "unknown data type '" + row.type + "'", allowed_types());
     pending.type_bytes = type->second;
@@ -355,6 +364,24 @@ class NcclTestsReader {
       row.in_place_busbw_gbps = pending.in_place.busbw.value;
     }
     pending_.push_back(std::move(pending));
+  }
+
+  // nccl-tests' operation names (src/common.cu test_opnames), "none" for operations without a
+  // reduction, empty in pre-2.13 tables.
+  std::string read_redop(std::string_view text, std::size_t number) const {
+    constexpr std::string_view kRedops[] = {"", "sum", "prod", "max", "min", "avg", "mulsum", "none"};
+    if (std::find(std::begin(kRedops), std::end(kRedops), text) == std::end(kRedops))
+      fail(number, "redop '" + std::string(text) + "' is not an nccl-tests reduction", "sum, prod, max, min, avg, mulsum, none");
+    return std::string(text);
+  }
+
+  // The root rank of rooted operations, -1 for the others.
+  std::int64_t read_root(std::string_view text, std::size_t number) const {
+    std::int64_t value = 0;
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || ptr != text.data() + text.size() || value < -1)
+      fail(number, "root '" + std::string(text) + "' is not a rank", "-1 (no root) or a rank from 0");
+    return value;
   }
 
   std::int64_t read_whole(std::string_view text, const char* column, std::size_t number) const {

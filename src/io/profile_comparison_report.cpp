@@ -61,7 +61,9 @@ void add_keeping(nlohmann::json& doc, const KeepingCost& k, bool fits) {
                                         : nlohmann::json();
 }
 
-nlohmann::json single_plan_json(const RankedPlan& p, const Workload& w) {
+nlohmann::json single_plan_json(const std::optional<RankedPlan>& best, const Workload& w) {
+  if (!best) return nullptr;  // no plan fits under these conditions
+  const RankedPlan& p = *best;
   return {{"plan", plan_to_json(p.plan, w)},
           {"shorthand", plan_to_shorthand(p.plan, w)},
           {"iteration_time_s", p.estimate.iteration_time_s},
@@ -122,6 +124,20 @@ std::string links_table(const MixedCluster& old_cluster, const MixedCluster& new
   return out;
 }
 
+// Which sides have no plan that fits, as the verdict line; empty when both have one.
+std::string no_fit_text(bool old_fits, bool new_fits) {
+  if (old_fits && new_fits) return "";
+  const char* sides = !old_fits && !new_fits ? "the old or the current" : !old_fits ? "the old" : "the current";
+  return fmt::format("no plan fits under {} conditions: nothing to compare (a larger --max-memory-gib, more GPUs "
+                     "or a smaller --gbs would give one)\n", sides);
+}
+
+std::string plan_line(const std::optional<RankedPlan>& p, const Workload& w) {
+  if (!p) return "no plan fits\n";
+  return fmt::format("{:.3f} s, {:.1f} GiB, {}\n", p->estimate.iteration_time_s, p->estimate.peak_memory_bytes / units::kGiB,
+                     plan_to_shorthand(p->plan, w));
+}
+
 std::string verdict_text(bool changed, const KeepingCost& k, bool fits) {
   std::string out = changed ? "the recommendation changed\n" : "the recommendation did not change\n";
   if (!fits || !std::isfinite(k.old_plan_now_s))
@@ -174,6 +190,7 @@ nlohmann::json plan_comparison_to_json(const PlanComparison& c, const ModelSpec&
   doc["new_best"] = single_plan_json(c.new_best, w);
   doc["recommendation_changed"] = c.changed;
   add_keeping(doc, c.keeping, c.old_plan_fits_now);
+  if (!c.old_best || !c.new_best) doc["old_plan_now"] = doc["cost_of_keeping_old_plan"] = nullptr;
   return doc;
 }
 
@@ -182,10 +199,9 @@ std::string plan_comparison_to_table(const PlanComparison& c, const ModelSpec& m
                                      const ComparedConditions& conditions) {
   std::string out = heading(model, one_pool(new_cluster), w);
   out += links_table(one_pool(old_cluster), one_pool(new_cluster), conditions);
-  out += fmt::format("old best (old conditions): {:.3f} s, {:.1f} GiB, {}\n", c.old_best.estimate.iteration_time_s,
-                     c.old_best.estimate.peak_memory_bytes / units::kGiB, plan_to_shorthand(c.old_best.plan, w));
-  out += fmt::format("new best (current):        {:.3f} s, {:.1f} GiB, {}\n", c.new_best.estimate.iteration_time_s,
-                     c.new_best.estimate.peak_memory_bytes / units::kGiB, plan_to_shorthand(c.new_best.plan, w));
+  out += "old best (old conditions): " + plan_line(c.old_best, w);
+  out += "new best (current):        " + plan_line(c.new_best, w);
+  if (!c.old_best || !c.new_best) return out + no_fit_text(c.old_best.has_value(), c.new_best.has_value());
   return out + verdict_text(c.changed, c.keeping, c.old_plan_fits_now);
 }
 
@@ -196,10 +212,11 @@ nlohmann::json mixed_plan_comparison_to_json(const MixedPlanComparison& c, const
                         {"workload", {{"global_batch", w.global_batch}, {"seq_len", w.seq_len}}},
                         {"cluster_kind", "mixed"}};
   doc.update(conditions_json(conditions, old_cluster, new_cluster));
-  doc["old_best"] = mixed_plan_json(c.old_best, old_cluster, w);
-  doc["new_best"] = mixed_plan_json(c.new_best, new_cluster, w);
+  doc["old_best"] = c.old_best.strategy == MixedStrategy::none ? nlohmann::json() : mixed_plan_json(c.old_best, old_cluster, w);
+  doc["new_best"] = c.new_best.strategy == MixedStrategy::none ? nlohmann::json() : mixed_plan_json(c.new_best, new_cluster, w);
   doc["recommendation_changed"] = c.changed;
   add_keeping(doc, c.keeping, std::isfinite(c.keeping.old_plan_now_s));
+  if (!c.both_fit()) doc["old_plan_now"] = doc["cost_of_keeping_old_plan"] = nullptr;
   return doc;
 }
 
@@ -208,8 +225,10 @@ std::string mixed_plan_comparison_to_table(const MixedPlanComparison& c, const M
                                            const Workload& w, const ComparedConditions& conditions) {
   std::string out = heading(model, new_cluster, w);
   out += links_table(old_cluster, new_cluster, conditions);
-  out += "old best (old conditions): " + mixed_plan_text(c.old_best, old_cluster, w);
-  out += "new best (current):        " + mixed_plan_text(c.new_best, new_cluster, w);
+  const bool old_fits = c.old_best.strategy != MixedStrategy::none, new_fits = c.new_best.strategy != MixedStrategy::none;
+  out += "old best (old conditions): " + (old_fits ? mixed_plan_text(c.old_best, old_cluster, w) : "no plan fits\n");
+  out += "new best (current):        " + (new_fits ? mixed_plan_text(c.new_best, new_cluster, w) : "no plan fits\n");
+  if (!c.both_fit()) return out + no_fit_text(old_fits, new_fits);
   return out + verdict_text(c.changed, c.keeping, std::isfinite(c.keeping.old_plan_now_s));
 }
 

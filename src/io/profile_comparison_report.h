@@ -6,9 +6,11 @@
 //   {"model", "workload": {"global_batch", "seq_len"}, "cluster_kind": "single_pool" | "mixed",
 //    "old_conditions": {"profile": FILE, "links": LINKS},
 //    "current_conditions": {"profile": FILE | null, "link_flags": {<flag fields given>}, "links": LINKS},
-//    "old_best": PLAN, "new_best": PLAN, "recommendation_changed": bool,
-//    "old_plan_now": {"iteration_time_s": s | null, "fits": bool},
-//    "cost_of_keeping_old_plan": {"per_step_s", "percent", "per_1000_steps_s"} (null when it no longer fits)}
+//    "old_best": PLAN | null, "new_best": PLAN | null (null: no plan fits under those conditions),
+//    "recommendation_changed": bool,
+//    "old_plan_now": {"iteration_time_s": s | null, "fits": bool} (null when a side has no plan),
+//    "cost_of_keeping_old_plan": {"per_step_s", "percent", "per_1000_steps_s"} (null when it no longer fits
+//     or a side has no plan)}
 //   LINKS: {"pools": [{"pool", "gpu", "gpus", "intra_node_gbps", "intra_node_latency_us",
 //           "inter_node_gbps", "inter_node_latency_us"}], "inter_pool_gbps", "inter_pool_latency_us"}
 //           (the tiers in force, Gbit/s and us; the inter-pool pair null on one pool)

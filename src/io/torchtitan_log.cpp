@@ -1,8 +1,10 @@
 #include "io/torchtitan_log.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cctype>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -10,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "hardware/cluster.h"
 #include "io/json_fields.h"
 
 namespace tessera {
@@ -159,19 +162,35 @@ std::int64_t positive_integer(std::string_view text, const TrainingLog& log, std
   return value;
 }
 
-// "pp=1, dp_replicate=1, dp_shard=8, cp=1, tp=1, ep=1"
+// A mesh degree, and the running product of the degrees, at most a cluster's GPUs: the product
+// of six int64 degrees would otherwise overflow (pp=2^33, dp_replicate=2^31 "is" 2^31 GPUs).
+std::int64_t times_degree(std::int64_t world, std::int64_t degree, const TrainingLog& log, std::size_t line) {
+  if (degree > kMaxClusterGpus || world > kMaxClusterGpus / degree)
+    throw Error(log_field(log.file, line), fmt::format("the device mesh holds more than {} GPUs", kMaxClusterGpus),
+                "mesh degrees whose product is a cluster's GPU count");
+  return world * degree;
+}
+
+// "pp=1, dp_replicate=1, dp_shard=8, cp=1, tp=1, ep=1": each of the six once, nothing else.
 void read_mesh(std::string_view m, const LogLine& l, TrainingLog& log) {
+  constexpr std::string_view kKeys[] = {"pp", "dp_replicate", "dp_shard", "cp", "tp", "ep"};
+  std::map<std::string, std::int64_t, std::less<>> degrees;
+  std::stringstream entries{std::string(m)};
+  for (std::string entry; std::getline(entries, entry, ',');) {
+    const std::size_t first = entry.find_first_not_of(' '), equals = entry.find('=');
+    const std::string key = equals == std::string::npos || first == std::string::npos ? entry : entry.substr(first, equals - first);
+    if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys))
+      throw Error(log_field(log.file, l.number), "unknown mesh entry '" + key + "'", "pp, dp_replicate, dp_shard, cp, tp, ep");
+    if (degrees.count(key) != 0) throw Error(log_field(log.file, l.number), "mesh entry " + key + " given twice", "each once");
+    degrees[key] = positive_integer(entry.substr(equals + 1), log, l.number, key + "=");
+  }
   std::int64_t world = 1;
-  for (const char* key : {"pp", "dp_replicate", "dp_shard", "cp", "tp", "ep"}) {
-    const std::string tag = std::string(key) + "=";
-    std::size_t at = m.find(tag);
-    while (at != std::string_view::npos && at > 0 && m[at - 1] != ' ') at = m.find(tag, at + 1);
-    if (at == std::string_view::npos) throw Error(log_field(log.file, l.number), "mesh line without " + tag, "torchtitan's mesh line");
-    std::string_view v = m.substr(at + tag.size());
-    v = v.substr(0, v.find(','));
-    const std::int64_t degree = positive_integer(v, log, l.number, tag);
-    set_argument(log, key, std::to_string(degree), l.number);
-    if (std::string_view(key) != "ep") world *= degree;  // ep is carved from dp x cp x tp (parallel_dims.py)
+  for (const std::string_view key : kKeys) {
+    const auto it = degrees.find(key);
+    if (it == degrees.end())
+      throw Error(log_field(log.file, l.number), "mesh line without " + std::string(key) + "=", "torchtitan's mesh line");
+    set_argument(log, std::string(key), std::to_string(it->second), l.number);
+    if (key != "ep") world = times_degree(world, it->second, log, l.number);  // ep is carved from dp x cp x tp (parallel_dims.py)
   }
   set_argument(log, "world_size", std::to_string(world), l.number);
 }
@@ -195,7 +214,7 @@ void read_old_mesh(std::string_view m, const LogLine& l, TrainingLog& log) {
     const std::int64_t degree = positive_integer(s, log, l.number, "mesh size");
     if (i >= names.size()) throw Error(log_field(log.file, l.number), "more mesh sizes than names", "matching lists");
     set_argument(log, names[i], std::to_string(degree), l.number);
-    world *= degree;
+    world = times_degree(world, degree, log, l.number);
   }
   if (i != names.size()) throw Error(log_field(log.file, l.number), "fewer mesh sizes than names", "matching lists");
   set_argument(log, "world_size", std::to_string(world), l.number);

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "io/integer_text.h"
 #include "cost/cost_model.h"
+#include "hardware/physical_ranges.h"
 #include "io/gpu_catalog.h"
 #include "io/plan_text.h"
 
@@ -242,9 +243,19 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::v
   const GpuSpec& gpu = row_gpu(r.get("gpu"), gpu_overrides);
   const std::int64_t n = r.integer("n_gpus");
   out.n_gpus = n;
+  // Empty means the catalog's NIC (said in `assumed`); a given rate is a physical link rate.
   const double nic = r.empty("inter_node_gbps") ? 0.0 : r.number("inter_node_gbps");
-  if (nic == 0.0) out.assumed["inter_node_gbps"] = fmt::format("{} (catalog default)", gpu.network_gbps_per_gpu);
-  const Cluster cluster = make_cluster(gpu, n, r.integer("gpus_per_node"), nic);
+  if (r.empty("inter_node_gbps"))
+    out.assumed["inter_node_gbps"] = fmt::format("{} (catalog default)", gpu.network_gbps_per_gpu);
+  else if (!(nic >= physical::kMinBandwidthGbps && nic <= physical::kMaxBandwidthGbps))
+    throw Error("csv.inter_node_gbps", fmt::format("got {:g}", nic),
+                fmt::format("empty (the catalog's NIC) or a rate from {:g} to {:g} Gbit/s per GPU",
+                            physical::kMinBandwidthGbps, physical::kMaxBandwidthGbps));
+  const std::int64_t gpus_per_node = r.integer("gpus_per_node");
+  if (gpus_per_node < 1 || gpus_per_node > physical::kMaxGpusPerNode)
+    throw Error("csv.gpus_per_node", fmt::format("got {}", gpus_per_node),
+                fmt::format("an integer from 1 to {}", physical::kMaxGpusPerNode));
+  const Cluster cluster = make_cluster(gpu, n, gpus_per_node, nic);
   out.network_gbps_per_gpu = nic;
 
   Workload w;
@@ -411,6 +422,10 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::v
     throw Error("csv.measured_metric", "unknown metric '" + out.metric + "'",
                 "iter_time_s, tflops_per_gpu_megatron, mfu_pct, tokens_per_s_per_gpu");
   }
+  if (!(measured_T >= physical::kMinStepTimeS && measured_T <= physical::kMaxStepTimeS))
+    throw Error("csv.measured_value", fmt::format("{:g} ({}) is a step of {:g} s", out.measured, out.metric, measured_T),
+                fmt::format("a measurement whose step time is {:g} to {:g} s", physical::kMinStepTimeS,
+                            physical::kMaxStepTimeS));
   out.measured_time_s = measured_T;
   out.predicted_time_s = T;
   out.error_pct = 100.0 * (out.predicted - out.measured) / out.measured;
@@ -490,13 +505,17 @@ ValidationReport validate_runs(const CsvTable& table, PipelineModel pipeline,
   ValidationReport report;
   const int id_col = table.column("id");
   if (id_col < 0) throw Error("csv.id", "column missing", "the validation README §1 columns");
+  std::set<std::string> ids;
+  for (const auto& cells : table.rows)
+    if (!ids.insert(cells[static_cast<std::size_t>(id_col)]).second)
+      throw Error("csv.id", "'" + cells[static_cast<std::size_t>(id_col)] + "' given twice", "an id unique in the file");
   for (const auto& cells : table.rows) {
     const Row r{table, cells};
     try {
       ValidationResult row = validate_row(r, pipeline, gpu_overrides);
       (row.metric.empty() ? report.configurations : report.rows).push_back(std::move(row));
     } catch (const Error& e) {
-      report.skipped.push_back({cells[static_cast<std::size_t>(id_col)], e.what()});
+      report.skipped.push_back({cells[static_cast<std::size_t>(id_col)], e.what(), e.field(), e.problem(), e.allowed()});
     }
   }
   summarize_report(report);

@@ -45,7 +45,8 @@ struct ValidationResult {
 
 struct ValidationSkip {
   std::string id;
-  std::string reason;
+  std::string reason;  // the whole error line: "csv.gpus_per_node: got 0 (allowed: ...)"
+  std::string field, problem, allowed;  // its parts, for a caller that re-raises it
 };
 
 struct ValidationSummary {

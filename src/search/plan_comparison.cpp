@@ -1,6 +1,5 @@
 #include "search/plan_comparison.h"
 
-#include "core/error.h"
 #include "cost/cost_model.h"
 #include "search/plan_space.h"
 
@@ -8,22 +7,11 @@ namespace tessera {
 
 namespace {
 
-RankedPlan best_plan(const ModelSpec& model, const Cluster& cluster, const Workload& workload,
-                     const PlanConstraints& constraints, const PlannerOptions& options, const char* conditions) {
+std::optional<RankedPlan> best_plan(const ModelSpec& model, const Cluster& cluster, const Workload& workload,
+                                    const PlanConstraints& constraints, const PlannerOptions& options) {
   const PlanSearch search = search_plans(model, cluster, workload, constraints, options);
-  if (search.plans.empty())
-    throw Error("plan", std::string("no plan fits under the ") + conditions + " conditions",
-                "a larger --max-memory-gib, more GPUs or a smaller --gbs");
+  if (search.plans.empty()) return std::nullopt;
   return search.plans.front();
-}
-
-MixedPlan best_mixed_plan(const ModelSpec& model, const MixedCluster& cluster, const Workload& workload,
-                          const PlanConstraints& constraints, const PlannerOptions& options, const char* conditions) {
-  MixedPlan plan = search_mixed_plans(model, cluster, workload, constraints, options);
-  if (plan.strategy == MixedStrategy::none)
-    throw Error("plan", std::string("no plan fits on any pool under the ") + conditions + " conditions",
-                "more GPUs or a smaller --gbs");
-  return plan;
 }
 
 bool same_segments(const CrossPoolPlan& a, const CrossPoolPlan& b) {
@@ -50,12 +38,13 @@ PlanComparison compare_plans(const ModelSpec& model, const Cluster& old_cluster,
                              const Workload& workload, const PlanConstraints& constraints,
                              const PlannerOptions& options) {
   PlanComparison c;
-  c.old_best = best_plan(model, old_cluster, workload, constraints, options, "old");
-  c.new_best = best_plan(model, new_cluster, workload, constraints, options, "current");
-  c.old_plan_now = estimate(model, new_cluster, c.old_best.plan, workload);
+  c.old_best = best_plan(model, old_cluster, workload, constraints, options);
+  c.new_best = best_plan(model, new_cluster, workload, constraints, options);
+  if (!c.old_best || !c.new_best) return c;
+  c.old_plan_now = estimate(model, new_cluster, c.old_best->plan, workload);
   c.old_plan_fits_now = c.old_plan_now.peak_memory_bytes <= memory_limit(new_cluster, constraints).limit_bytes;
-  c.changed = !same_configuration(c.old_best.plan, c.new_best.plan);
-  c.keeping = {c.old_plan_now.iteration_time_s, c.new_best.estimate.iteration_time_s};
+  c.changed = !same_configuration(c.old_best->plan, c.new_best->plan);
+  c.keeping = {c.old_plan_now.iteration_time_s, c.new_best->estimate.iteration_time_s};
   return c;
 }
 
@@ -63,8 +52,9 @@ MixedPlanComparison compare_mixed_plans(const ModelSpec& model, const MixedClust
                                         const MixedCluster& new_cluster, const Workload& workload,
                                         const PlanConstraints& constraints, const PlannerOptions& options) {
   MixedPlanComparison c;
-  c.old_best = best_mixed_plan(model, old_cluster, workload, constraints, options, "old");
-  c.new_best = best_mixed_plan(model, new_cluster, workload, constraints, options, "current");
+  c.old_best = search_mixed_plans(model, old_cluster, workload, constraints, options);
+  c.new_best = search_mixed_plans(model, new_cluster, workload, constraints, options);
+  if (!c.both_fit()) return c;
   c.changed = !same_mixed_plan(c.old_best, c.new_best);
   c.keeping = {mixed_plan_time_s(model, new_cluster, workload, c.old_best), c.new_best.iteration_time_s};
   return c;

@@ -5,6 +5,8 @@
 // different profiles or link measurements, so a plan of one is a plan of the other.
 #pragma once
 
+#include <optional>
+
 #include "cost/estimate.h"
 #include "hardware/cluster.h"
 #include "hardware/mixed_cluster.h"
@@ -24,9 +26,11 @@ struct KeepingCost {
   double fraction() const { return per_step_s() / new_best_s; }
 };
 
+// Which sides have a plan that fits: no plan fitting under one set of conditions is an answer,
+// reported as such (no keeping cost then), not an error.
 struct PlanComparison {
-  RankedPlan old_best;            // the planner's best under the old conditions (estimate: old conditions)
-  RankedPlan new_best;            // the planner's best under the current conditions
+  std::optional<RankedPlan> old_best;  // the planner's best under the old conditions (estimate: old conditions)
+  std::optional<RankedPlan> new_best;  // the planner's best under the current conditions
   Estimate old_plan_now;          // old_best.plan under the current conditions
   bool old_plan_fits_now = true;  // within the current search's memory limit
   bool changed = false;           // the recommendation is another configuration
@@ -34,12 +38,14 @@ struct PlanComparison {
 };
 
 // Plans on both clusters and re-costs the old best with estimate() (the simulated pipeline, as the
-// planner's printed times). Throws Error("plan", ...) when no plan fits on either cluster.
+// planner's printed times). A side without a fitting plan is left empty; old_plan_now and the
+// keeping cost are set only when both sides have one.
 PlanComparison compare_plans(const ModelSpec& model, const Cluster& old_cluster, const Cluster& new_cluster,
                              const Workload& workload, const PlanConstraints& constraints,
                              const PlannerOptions& options);
 
 struct MixedPlanComparison {
+  bool both_fit() const { return old_best.strategy != MixedStrategy::none && new_best.strategy != MixedStrategy::none; }
   MixedPlan old_best;  // under the old conditions
   MixedPlan new_best;  // under the current conditions
   bool changed = false;
@@ -47,7 +53,8 @@ struct MixedPlanComparison {
 };
 
 // The same over pools of GPUs: the old plan re-costed with mixed_plan_time_s (its shares and pool
-// plans, or its cross-pool pipeline, kept). Throws Error("plan", ...) when no plan fits.
+// plans, or its cross-pool pipeline, kept). A side where no plan fits has strategy none; the keeping
+// cost is set only when both sides have a plan.
 MixedPlanComparison compare_mixed_plans(const ModelSpec& model, const MixedCluster& old_cluster,
                                         const MixedCluster& new_cluster, const Workload& workload,
                                         const PlanConstraints& constraints, const PlannerOptions& options);

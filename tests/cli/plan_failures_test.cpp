@@ -60,7 +60,7 @@ TEST_F(PlanFailuresCli, ShardedCheckpointWritesChangeTheWinnerAt16kGpus) {
   const std::vector<std::string> base = {"plan", "--model", "llama3.1-405b", "--cluster", "h100-sxm-80gb:16384",
                                          "--gbs", "2048", "--seq", "8192", "--quiet", "--top", "3"};
   std::vector<std::string> failing = base;
-  failing.insert(failing.end(), {"--no-fully-parallel-save", "--node-write-gbps", "5", "--mtbf-node-h", "3000"});
+  failing.insert(failing.end(), {"--failures", "--no-fully-parallel-save", "--node-write-gbps", "5", "--mtbf-node-h", "3000"});
   const auto plain = run_json(base);
   const auto j = run_json(failing);
   ASSERT_FALSE(plain.at("plans").empty());
