@@ -48,7 +48,10 @@ def _fail(name: str, problem: str, allowed: str, kind=TesseraError):
 
 
 def _shown(value: Any) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001  (a 10^5-deep dict's repr recurses too deep; any repr may raise)
+        return f"a {type(value).__name__}"
     return text if len(text) <= 40 else text[:37] + "..."
 
 

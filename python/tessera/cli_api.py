@@ -16,6 +16,7 @@ Bad input raises ``TesseraError`` (a ``ValueError``) with the CLI's one line, wh
 """
 
 import json
+import numbers
 import os
 import re
 import tempfile
@@ -30,7 +31,9 @@ _ERROR_PREFIX = "error: "
 _DEFAULT_HF_NAME = "hf-model"
 # Options of plan / estimate / validate that take a value: True would become a bare flag there.
 _VALUED_OPTIONS = {"profile": "'profile.json'", "model": "'llama3-8b'", "cluster": "'h100-sxm-80gb:64'", "gbs": 512, "seq": 4096, "top": 5,
-                   "fix": "'tp=8'", "max_memory_gib": 60, "plan": "'tp=8,pp=1'", "pipeline": "'simulated'"}
+                   "fix": "'tp=8'", "max_memory_gib": 60, "plan": "'tp=8,pp=1'", "pipeline": "'simulated'",
+                   "html": "'report.html'", "trace": "'step.json'", "emit": "'megatron'", "data": "'caption-like'",
+                   "gpu_file": "'gpus.json'", "framework": "'megatron'", "compare_profile": "'old.json'", "seed": 1}
 
 
 def run_cli(args):
@@ -42,7 +45,7 @@ def run_cli(args):
         raise ArgumentTypeError(
             f"args: got {type(args).__name__} (allowed: a list of arguments, e.g. ['plan', '--model', 'llama3-8b'])"
         )
-    code, out, err = _run([os.fspath(a) if isinstance(a, os.PathLike) else str(a) for a in args])
+    code, out, err = _run([_argument_text(i, a) for i, a in enumerate(args)])
     out_text = out.decode("utf-8", errors="replace")
     err_text = err.decode("utf-8", errors="replace").strip()
     if code == _EXIT_USAGE:
@@ -51,6 +54,16 @@ def run_cli(args):
     if code != 0:
         raise RuntimeError(f"tessera {' '.join(map(str, args))} exited with {code}: {err_text}")
     return out_text
+
+
+def _argument_text(index, value):
+    """One command-line word: a string, a path or a number (a bool or a container is no word)."""
+    if isinstance(value, os.PathLike):
+        return os.fspath(value) if isinstance(os.fspath(value), str) else os.fsdecode(os.fspath(value))
+    if isinstance(value, str) or (isinstance(value, numbers.Real) and not _checks._is_bool(value)):
+        return str(value)
+    raise ArgumentTypeError(
+        f"args[{index}]: got {_checks._shown(value)} ({type(value).__name__}) (allowed: a string, a path or a number)")
 
 
 def _option(key):
@@ -69,31 +82,55 @@ def _is_hf_config(value):
     return "architectures" in value or "model_type" in value
 
 
-def _write_json(folder, relative, value):
+def _json_text(name, value):
+    """value as JSON text, or ArgumentTypeError naming the argument: a set, an object or a
+    nesting deeper than Python's recursion limit is no JSON document (the CLI refuses more than 64
+    levels itself, with the field named)."""
+    try:
+        return json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as e:
+        problem = "nested too deeply" if isinstance(e, RecursionError) else str(e).splitlines()[0][:120]
+        raise ArgumentTypeError(
+            f"{name}: not a JSON value: {problem} (allowed: dicts, lists, strings, finite numbers, bools and None)"
+        ) from None
+
+
+def _write_json(folder, relative, value, name):
+    text = _json_text(name, value)
     path = os.path.join(folder, relative)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
-        json.dump(value, f)
+        f.write(text)
     return path
 
 
 def _file_for(folder, key, value):
     """A dict (or, for data, a list of samples) as the file the CLI option reads."""
     if key == "model" and isinstance(value, dict) and _is_hf_config(value):
-        return _write_json(folder, os.path.join("hf", _hf_folder_name(value), "config.json"), value)
+        return _write_json(folder, os.path.join("hf", _hf_folder_name(value), "config.json"), value, key)
     if key == "data" and isinstance(value, list):
+        lines = [_json_text(f"data[{i}]", sample) for i, sample in enumerate(value)]
         path = os.path.join(folder, "data.jsonl")
         with open(path, "w", encoding="utf-8") as f:
-            for sample in value:
-                f.write(json.dumps(sample) + "\n")
+            f.write("".join(line + "\n" for line in lines))
         return path
-    return _write_json(folder, key + ".json", value)
+    return _write_json(folder, key + ".json", value, key)
+
+
+def _fix_value(key, value):
+    """A fix={...} value as the plan text takes it: an integer or a name; a bool is neither
+    (fix={'tp': True} is not tp=1)."""
+    if _checks._is_bool(value) or not isinstance(value, (numbers.Integral, str)):
+        raise ArgumentTypeError(
+            f"fix.{key}: got {_checks._shown(value)} ({type(value).__name__}) (allowed: an integer or a name, e.g. fix={{'tp': 8}})"
+        )
+    return str(value)
 
 
 def _fix_text(fix):
     if isinstance(fix, dict):
-        return ",".join(f"{k}={int(v) if isinstance(v, bool) else v}" for k, v in fix.items())
-    return str(fix)
+        return ",".join(f"{_checks.text('fix key', k)}={_fix_value(k, v)}" for k, v in fix.items())
+    return _checks.text("fix", fix, "a plan text such as 'tp=8,pp=2' or a dict such as {'tp': 8}")
 
 
 def _arguments(folder, options):
@@ -102,8 +139,8 @@ def _arguments(folder, options):
     for key, value in options.items():
         if not isinstance(key, str) or not key.isidentifier():
             raise ArgumentTypeError(f"{key}: not an option name (allowed: keywords such as max_memory_gib=60)")
-        if value is True and key in _VALUED_OPTIONS:
-            raise ArgumentTypeError(f"{key}: got True (allowed: a value, e.g. {key}={_VALUED_OPTIONS[key]})")
+        if _checks._is_bool(value) and key in _VALUED_OPTIONS:
+            raise ArgumentTypeError(f"{key}: got {value} (allowed: a value, e.g. {key}={_VALUED_OPTIONS[key]})")
         if value is None or value is False:
             continue
         if value is True:
@@ -115,13 +152,25 @@ def _arguments(folder, options):
             value = _file_for(folder, key, value)
         elif isinstance(value, os.PathLike):
             value = os.fspath(value)
+        elif not isinstance(value, (str, numbers.Real)):
+            raise ArgumentTypeError(
+                f"{key}: got {_checks._shown(value)} ({type(value).__name__}) (allowed: a string, a number, a path, or a dict / list where a file is read)"
+            )
         args += [_option(key), str(value)]
     return args
 
 
+def _required(name, value, example):
+    """The arguments every call needs: None would leave the option out and run on the CLI's
+    default (model=None estimated gpt3-175b)."""
+    if value is None:
+        raise ArgumentTypeError(f"{name}: got None (allowed: a value, e.g. {name}={example})")
+    return value
+
+
 def _run_command(command, positional, options):
     with tempfile.TemporaryDirectory(prefix="tessera_") as folder:
-        args = list(command) + [str(os.fspath(p)) for p in positional] + _arguments(folder, options)
+        args = list(command) + [_path_text(name, p) for name, p in positional] + _arguments(folder, options)
         text = run_cli(args)
     return text
 
@@ -143,8 +192,10 @@ def plan(model, cluster, gbs, seq=None, top=None, fix=None, max_memory_gib=None,
     instead of a dict; ``emit="json"`` the best plan's document. ``profile``: a calibration profile
     (path, or the dict ``calibrate`` returns) applied to its GPUs.
     """
-    options = dict(model=model, cluster=cluster, gbs=gbs, seq=seq, top=top, fix=fix, max_memory_gib=max_memory_gib,
-                   profile=_profile(profile))
+    options = dict(model=_required("model", model, _VALUED_OPTIONS["model"]),
+                   cluster=_required("cluster", cluster, _VALUED_OPTIONS["cluster"]),
+                   gbs=_required("gbs", gbs, _VALUED_OPTIONS["gbs"]), seq=seq, top=top, fix=fix,
+                   max_memory_gib=max_memory_gib, profile=_profile(profile))
     options.update(more)
     options.update(json=True, quiet=True)
     text = _run_command(["plan"], [], options)
@@ -158,7 +209,9 @@ def estimate(model, cluster, plan, profile=None, **more):
     ``plan``: the shorthand ``"tp=8,pp=4,mb=1,gbs=512,seq=4096"`` or a plan JSON (path or dict).
     ``profile``: a calibration profile (path or dict). ``more``: ``trace="iteration.json"``, ``gpu_file=``.
     """
-    options = dict(model=model, cluster=cluster, plan=plan, profile=_profile(profile))
+    options = dict(model=_required("model", model, _VALUED_OPTIONS["model"]),
+                   cluster=_required("cluster", cluster, _VALUED_OPTIONS["cluster"]),
+                   plan=_required("plan", plan, _VALUED_OPTIONS["plan"]), profile=_profile(profile))
     options.update(more)
     options.update(json=True)
     return json.loads(_run_command(["estimate"], [], options))
@@ -173,7 +226,7 @@ def validate(file, pipeline=None, leave_one_source_out=False, profile=None, **mo
     options = dict(pipeline=pipeline, leave_one_source_out=leave_one_source_out, profile=_profile(profile))
     options.update(more)
     options.update(json=True)
-    return json.loads(_run_command(["validate"], [file], options))
+    return json.loads(_run_command(["validate"], [("file", file)], options))
 
 
 # tessera.calibrate's list arguments and the repeatable CLI option each becomes.

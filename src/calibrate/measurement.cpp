@@ -45,15 +45,15 @@ void check_run(const RunMeasurement& run) {
 }
 
 void check_collective(const CollectiveMeasurement& c) {
-  require_within(c.id, "collective time", c.time_s, physical::kMinFixedTimeS, physical::kMaxCollectiveTimeS, "s");
+  require_within(c.id + ".time", "collective time", c.time_s, physical::kMinFixedTimeS, physical::kMaxCollectiveTimeS, "s");
 }
 
 void check_gemm(const GemmMeasurement& g) {
   const double peak_tflops = g.gpu.peak_flops(g.fp8) / 1e12;
   if (g.fp8 && peak_tflops <= 0)
-    throw Error(g.id, "an fp8 GEMM on " + g.gpu.key + ", which has no FP8 tensor cores",
+    throw Error(g.id + ".dtype", "an fp8 GEMM on " + g.gpu.key + ", which has no FP8 tensor cores",
                 "bf16 rows for this GPU (fp8 on GPUs with an FP8 peak in `tessera gpus`)");
-  require_within(g.id, g.fp8 ? "fp8 GEMM rate" : "bf16 GEMM rate", g.tflops, physical::kMinTflops, peak_tflops,
+  require_within(g.id + ".tflops", g.fp8 ? "fp8 GEMM rate" : "bf16 GEMM rate", g.tflops, physical::kMinTflops, peak_tflops,
                  "TFLOP/s (" + g.gpu.key + "'s peak)");
 }
 

@@ -22,9 +22,9 @@ namespace {
 #define TESSERA_GIT_COMMIT ""
 #endif
 
-// --gpu-file FILE: the user's GPUs join the catalog before the command runs (issue 12, item 5).
-// They stay registered for the process (io/gpu_catalog.h): in Python, for later calls too; the
-// same file again changes nothing, a GPU redefined with other figures is an Error.
+// --gpu-file FILE: the user's GPUs join the catalog before the command runs (issue 12, item 5),
+// for this command only (run_tessera's ScopedUserGpus): a later Python call without gpu_file does
+// not see them, and may register a corrected file under the same key.
 void register_user_gpus(const std::string& path) {
   if (!path.empty()) (void)add_user_gpus_from_file(path);
 }
@@ -121,6 +121,7 @@ int run_tessera(const std::vector<std::string>& args, const CommandOutput::Sink&
   }
   try {
     check_option_values(app);
+    const ScopedUserGpus user_gpus;
     register_user_gpus(gpu_file);
     std::optional<ScopedProfile> profile;
     if (!profile_file.empty()) profile.emplace(load_profile(profile_file));

@@ -1,5 +1,6 @@
 #include "io/calibration_inputs.h"
 
+#include <functional>
 #include <set>
 #include <sstream>
 
@@ -65,8 +66,7 @@ Cluster log_cluster(const CalibrationInputs& in, const TrainingLog& log) {
   return make_cluster(input_gpu(in, "--log"), gpus);
 }
 
-RunMeasurement run_from_log(const CalibrationInputs& in, const std::string& file) {
-  const std::string text = json_fields::read_text_file(file, "--log");
+RunMeasurement run_from_log(const CalibrationInputs& in, const std::string& file, const std::string& text) {
   TrainingLog log = parse_training_log(text, file);
   const bool megatron = log.format == "megatron-lm";
   const ModelSpec model = !in.model.empty() ? load_model(in.model)
@@ -143,12 +143,20 @@ void add_gemms(const CalibrationInputs& in, CalibrationData& data) {
     data.gemms.push_back({in.gemm_file + ":" + std::to_string(row.line), gpu, row.m, row.n, row.k, row.fp8, row.tflops});
 }
 
-// A file given twice would be fitted twice (its rows counted as independent measurements).
-void require_distinct(const std::vector<std::string>& files, const std::string& option) {
-  std::set<std::string> seen;
-  for (const std::string& file : files)
-    if (!seen.insert(file).second)
-      throw Error(option, "'" + file + "' given twice", "each file once (its measurements count once)");
+// A file given twice, or two files with the same text, would be fitted twice (each run counted as
+// two independent measurements). Texts are compared by size and hash (a log may be large).
+struct SeenFile {
+  std::string file;
+  std::size_t size = 0, hash = 0;
+};
+void require_distinct(const std::string& file, const std::string& text, std::vector<SeenFile>& seen,
+                      const std::string& option) {
+  const SeenFile now{file, text.size(), std::hash<std::string>{}(text)};
+  for (const SeenFile& earlier : seen)
+    if (earlier.file == file || (earlier.size == now.size && earlier.hash == now.hash))
+      throw Error(option, "'" + file + "' " + (earlier.file == file ? "given twice" : "holds the same text as '" + earlier.file + "'"),
+                  "each measurement once (its runs count once)");
+  seen.push_back(now);
 }
 
 }  // namespace
@@ -156,14 +164,22 @@ void require_distinct(const std::vector<std::string>& files, const std::string& 
 CalibrationData read_calibration_inputs(const CalibrationInputs& inputs) {
   CalibrationData data;
   if (!inputs.gpu.empty()) (void)find_gpu(inputs.gpu);  // a misspelt --gpu is an error even when unused
-  require_distinct(inputs.runs_files, "--runs");
-  require_distinct(inputs.log_files, "--log");
-  require_distinct(inputs.nccl_arguments, "--nccl");
+  std::vector<SeenFile> runs_seen, logs_seen;
   for (const auto& file : inputs.runs_files) {
-    const CsvTable table = parse_csv(json_fields::read_text_file(file, "--runs"), file);
+    const std::string text = json_fields::read_text_file(file, "--runs");
+    require_distinct(file, text, runs_seen, "--runs");
+    const CsvTable table = parse_csv(text, file);
     for (auto& run : runs_from_table(table, file)) data.runs.push_back(std::move(run));
   }
-  for (const auto& file : inputs.log_files) data.runs.push_back(run_from_log(inputs, file));
+  for (const auto& file : inputs.log_files) {
+    const std::string text = json_fields::read_text_file(file, "--log");
+    require_distinct(file, text, logs_seen, "--log");
+    data.runs.push_back(run_from_log(inputs, file, text));
+  }
+  std::set<std::string> nccl_seen;
+  for (const auto& argument : inputs.nccl_arguments)
+    if (!nccl_seen.insert(argument).second)
+      throw Error("--nccl", "'" + argument + "' given twice", "each measurement once (its rows count once)");
   for (const auto& argument : inputs.nccl_arguments) add_nccl(inputs, argument, data);
   if (!inputs.gemm_file.empty()) add_gemms(inputs, data);
   if (data.empty())

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <deque>
 #include <filesystem>
-#include <mutex>
 #include <optional>
 
 #include "core/checks.h"
@@ -25,13 +24,15 @@ namespace {
 constexpr std::int64_t kMaxGpus = 10'000'000;
 constexpr std::int64_t kMaxGpusPerNode = 1024;
 
+// The GPUs --gpu-file registered on this thread. Thread-local, like the profile overlay: one
+// command (one Python call) registers them and its ScopedUserGpus forgets them, so concurrent or
+// later calls never see another call's GPUs. The planner's worker threads get clusters by value.
 struct UserGpuRegistry {
-  std::mutex mutex;
   std::deque<GpuSpec> gpus;  // a deque: find_gpu's references survive later registrations
 };
 
 UserGpuRegistry& user_registry() {
-  static UserGpuRegistry registry;
+  thread_local UserGpuRegistry registry;
   return registry;
 }
 
@@ -61,7 +62,6 @@ std::string gpu_keys(const std::deque<GpuSpec>& users) {
 
 std::string all_gpu_keys() {
   auto& registry = user_registry();
-  const std::lock_guard lock(registry.mutex);
   return gpu_keys(registry.gpus);
 }
 
@@ -189,21 +189,18 @@ const LoadedProfile* active_profile() {
 
 const GpuSpec& find_gpu(const std::string& name) {
   auto& registry = user_registry();
-  const std::lock_guard lock(registry.mutex);
   return calibrated_or_catalog(find_gpu_in(name, registry.gpus));
 }
 
 void add_user_gpu(const GpuSpec& gpu) {
   gpu.validate();
   auto& registry = user_registry();
-  const std::lock_guard lock(registry.mutex);
   if (!already_known(gpu, registry.gpus)) registry.gpus.push_back(gpu);
 }
 
 std::vector<std::string> add_user_gpus_from_file(const std::string& path) {
   const std::vector<GpuSpec> gpus = gpus_from_json(parse_file(path, "gpu_file"), "file " + path);
   auto& registry = user_registry();
-  const std::lock_guard lock(registry.mutex);
   const std::size_t before = registry.gpus.size();
   std::vector<std::string> keys;
   try {
@@ -220,13 +217,18 @@ std::vector<std::string> add_user_gpus_from_file(const std::string& path) {
 
 std::vector<GpuSpec> user_gpus() {
   auto& registry = user_registry();
-  const std::lock_guard lock(registry.mutex);
   return {registry.gpus.begin(), registry.gpus.end()};
+}
+
+ScopedUserGpus::ScopedUserGpus() : registered_before_(user_registry().gpus.size()) {}
+
+ScopedUserGpus::~ScopedUserGpus() {
+  auto& gpus = user_registry().gpus;
+  if (gpus.size() > registered_before_) gpus.resize(registered_before_);  // from the back: earlier references stay valid
 }
 
 void clear_user_gpus() {
   auto& registry = user_registry();
-  const std::lock_guard lock(registry.mutex);
   registry.gpus.clear();
 }
 
@@ -242,7 +244,6 @@ GpuSpec cluster_gpu(const nlohmann::json& j, const std::string& origin) {
                 "a GPU name (tessera gpus) or a GPU object as in a GPU file");
   GpuSpec inline_gpu = gpu_from_json(gpu, "cluster.gpu", origin);
   auto& registry = user_registry();
-  const std::lock_guard lock(registry.mutex);
   already_known(inline_gpu, registry.gpus);  // throws if its key names another GPU
   return inline_gpu;
 }

@@ -1,5 +1,5 @@
-// The GPU catalog (data/gpus.json, embedded), the user's GPUs (--gpu-file, registered once at
-// start-up), and cluster descriptions: the --cluster shorthand "gpu-key:count" or a cluster JSON.
+// The GPU catalog (data/gpus.json, embedded), the user's GPUs (--gpu-file, registered for one
+// command), and cluster descriptions: the --cluster shorthand "gpu-key:count" or a cluster JSON.
 #pragma once
 
 #include <deque>
@@ -28,10 +28,24 @@ const GpuSpec& find_gpu(const std::string& name);
 // cluster shorthand then resolve; returns their keys. A GPU whose key or alias names a catalog or
 // already-registered GPU is an Error unless its figures are identical (then nothing changes), so
 // a catalog GPU's validated figures never change silently and `tessera gpus --json` reads back.
+// Registrations are per thread and last until the ScopedUserGpus open when they were made closes:
+// one command, or one Python call (a later call does not see an earlier call's --gpu-file).
 std::vector<std::string> add_user_gpus_from_file(const std::string& path);
 void add_user_gpu(const GpuSpec& gpu);
 std::vector<GpuSpec> user_gpus();  // in registration order
 void clear_user_gpus();            // for tests: forget every registered GPU
+
+// Forgets, when it closes, every GPU registered on this thread while it was open.
+class ScopedUserGpus {
+ public:
+  ScopedUserGpus();
+  ~ScopedUserGpus();
+  ScopedUserGpus(const ScopedUserGpus&) = delete;
+  ScopedUserGpus& operator=(const ScopedUserGpus&) = delete;
+
+ private:
+  std::size_t registered_before_;
+};
 
 // --profile: while a ScopedProfile lives on a thread, find_gpu (and so every cluster that thread
 // builds) returns each GPU the profile calibrated with the profile's values applied

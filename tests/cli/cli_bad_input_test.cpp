@@ -687,3 +687,150 @@ TEST_F(CliBadInput, UnconvertibleFlagValuesSayWhatTheFlagTakes) {
   EXPECT_NE(memory.err.find("(allowed: a number)"), std::string::npos) << describe(memory);
   expect_bad_input(run({"adapt", "simulate", "--model", kModel, "--cluster", "h100:32", "--gpus", "abc"}), {"--gpus"});
 }
+
+// Issue 30's M1-M4 and V4 (logs): a Megatron log is checked against itself (its dump's
+// data_parallel_size and its iteration lines' batch against the plan its world_size and parallel
+// sizes give) and against every command-line value that restates it; a garbled iteration line is
+// refused, not skipped; an error found in a value read from the dump names the dump's line.
+TEST_F(CliBadInput, LogsAgreeWithThemselvesAndWithTheCommandLine) {
+  const fs::path fixtures = fs::path(TESSERA_SOURCE_DIR) / "tests/cli/fixtures/reliability";
+  const auto calibrate_log = [&](const std::string& log, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"calibrate", "--log", (fixtures / log).string(), "--gpu", "a100-sxm-80gb"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run(args);
+  };
+  expect_bad_input(calibrate_log("m1_dp_abc.log"), {"data_parallel_size"});
+  expect_bad_input(calibrate_log("m1_ws16.log"), {"data_parallel_size"});
+  expect_bad_input(calibrate_log("m1_pp_none.log"), {"pipeline_model_parallel_size"});
+  expect_bad_input(calibrate_log("m2_run.log", {"--cluster", "a100-sxm-80gb:16"}), {"world_size"});
+  expect_bad_input(calibrate_log("m2_run.log", {"--model", "llama3-70b"}), {"num_layers"});
+  expect_bad_input(calibrate_log("m2_run.log", {"--plan", "tp=2,pp=2,dp=2,mb=2,gbs=64,seq=4096", "--megatron-args",
+                                                "--tensor-model-parallel-size 8"}),
+                   {"--plan"});
+  for (const char* log : {"m3_gbs32.log", "m3_gbsmax.log"}) expect_bad_input(calibrate_log(log), {"global_batch_size"});
+  for (const char* log : {"m4_neg.log", "m4_nototal.log", "m4_sci.log", "m4_twice.log"}) {
+    const RunResult r = calibrate_log(log);
+    expect_bad_input(r, {"log"});
+    EXPECT_NE(r.err.find(std::string("log:") + (fixtures / log).string() + ":"), std::string::npos)
+        << "names the line\n" << describe(r);
+  }
+  const RunResult ws7 = calibrate_log("v4_ws7.log");
+  expect_bad_input(ws7, {"tp"});
+  EXPECT_NE(ws7.err.find("v4_ws7.log:"), std::string::npos) << describe(ws7);
+  const RunResult tp = calibrate_log("v4_tp_abc.log");
+  expect_bad_input(tp, {"tensor_model_parallel_size"});
+  EXPECT_EQ(tp.err.find("--tensor-model-parallel-size"), std::string::npos) << "a flag nobody gave\n" << describe(tp);
+  // The same log with matching flags still calibrates: the checks refuse contradictions only.
+  const RunResult ok = calibrate_log("m2_run.log", {"--cluster", "a100-sxm-80gb:8"});
+  expect_no_crash(ok);
+  EXPECT_EQ(ok.exit_code, 0) << describe(ok);
+}
+
+// Issue 30's M5, M6 (measurements): nothing physically impossible reaches the fit (a step of
+// 1e-320 ms printed "-nan%"), and a validation row's ranges and id are checked like any other file.
+TEST_F(CliBadInput, MeasurementsArePhysical) {
+  const fs::path fixtures = fs::path(TESSERA_SOURCE_DIR) / "tests/cli/fixtures/reliability";
+  const auto f = [&](const char* name) { return (fixtures / name).string(); };
+  expect_bad_input(run({"calibrate", "--log", f("m5_denormal.log"), "--gpu", "a100-sxm-80gb"}), {"elapsed"});
+  const RunResult huge = run({"calibrate", "--runs", f("m5_runs_1e308.csv")});
+  expect_bad_input(huge, {"measured_value"});
+  EXPECT_EQ(huge.err.find("(allowed:", huge.err.find("(allowed:") + 1), std::string::npos) << describe(huge);
+  expect_bad_input(run({"calibrate", "--log", f("m5_mem.log"), "--gpu", "a100-sxm-80gb"}), {"log"});
+  expect_bad_input(run({"calibrate", "--log", f("m5_titan_mem.log"), "--gpu", "h100", "--model", "llama3-8b", "--plan",
+                        "tp=1,dp=8,mb=1,gbs=8,seq=8192,zero=3"}),
+                   {"log"});
+  const RunResult fast = run({"calibrate", "--gemm", f("m5_gemm_5000.csv"), "--gpu", "h100"});
+  expect_bad_input(fast, {"tflops"});
+  EXPECT_NE(fast.err.find("989.4"), std::string::npos) << "the GPU's peak\n" << describe(fast);
+  expect_bad_input(run({"calibrate", "--gemm", f("m5_gemm_fp8.csv"), "--gpu", "a100-sxm-80gb"}), {"dtype"});
+  // validate reports the rows it cannot model with the field; calibrate refuses them.
+  const RunResult gbps = run({"validate", f("m6_gbps.csv")});
+  EXPECT_EQ(gbps.exit_code, 0) << describe(gbps);
+  EXPECT_NE(gbps.out.find("skipped row-gbps--1: csv.inter_node_gbps"), std::string::npos) << describe(gbps);
+  EXPECT_NE(gbps.out.find("skipped row-gbps-1e-9: csv.inter_node_gbps"), std::string::npos) << describe(gbps);
+  const RunResult node = run({"validate", f("m6_gpn0.csv")});
+  EXPECT_NE(node.out.find("csv.gpus_per_node"), std::string::npos) << describe(node);
+  expect_bad_input(run({"calibrate", "--runs", f("m6_dup.csv")}), {"csv.id"});
+  expect_bad_input(run({"validate", f("m6_dup.csv")}), {"csv.id"});
+  expect_bad_input(run({"calibrate", "--runs", f("m6_gbps.csv")}), {"inter_node_gbps"});
+  const std::string fit = (fs::path(TESSERA_SOURCE_DIR) / "examples/calibration/fit.csv").string();
+  expect_bad_input(run({"calibrate", "--runs", fit, "--runs", fit}), {"--runs"});
+}
+
+// Issue 30's M7, M13-M15 (files): a profile lists a GPU once and its fitted_on is what calibrate
+// writes; a GPU file's family is a known one, its key a name, its schema version 1; nccl-tests'
+// header and reduction columns are what nccl-tests prints; a torchtitan mesh names each degree once
+// and holds at most a cluster's GPUs.
+TEST_F(CliBadInput, FileFieldsAreCheckedAtTheirSource) {
+  const fs::path fixtures = fs::path(TESSERA_SOURCE_DIR) / "tests/cli/fixtures/reliability";
+  const auto f = [&](const char* name) { return (fixtures / name).string(); };
+  const std::vector<std::string> estimate = {"estimate", "--model", "llama3-8b", "--cluster", "h100:8", "--plan",
+                                             "tp=2,gbs=64,seq=4096", "--profile"};
+  const auto with_profile = [&](const char* name) {
+    std::vector<std::string> args = estimate;
+    args.push_back(f(name));
+    return run(args);
+  };
+  const RunResult twice = with_profile("m7_twice.json");
+  expect_bad_input(twice, {"profile.gpus[1].key"});
+  expect_bad_input(with_profile("m7_negative.json"), {"profile.fitted_on.runs"});
+  expect_bad_input(with_profile("m7_junk.json"), {"profile.fitted_on"});
+  expect_bad_input(run({"gpus", "--gpu-file", f("m13_bogus_family.json")}), {"gpu.myg.family"});
+  expect_bad_input(run({"estimate", "--gpu-file", f("m13_dash.json"), "--model", "llama3-8b", "--cluster", "-:8"}),
+                   {"gpu.key"});
+  expect_bad_input(run({"gpus", "--gpu-file", f("m13_schema2.json")}), {"gpu_file.schema_version"});
+  expect_bad_input(run({"calibrate", "--nccl", f("m14_no_time.txt"), "--gpu", "h100"}), {"nccl"});
+  const RunResult redop = run({"calibrate", "--nccl", f("m14_redop.txt"), "--gpu", "h100"});
+  expect_bad_input(redop, {"nccl"});
+  EXPECT_NE(redop.err.find("redop 'nan'"), std::string::npos) << describe(redop);
+  const std::vector<std::string> titan = {"--gpu", "h100", "--model", "llama3-8b", "--plan", "tp=1,dp=8,mb=1,gbs=8,seq=8192,zero=3"};
+  for (const char* log : {"m15_dup.log", "m15_ovf.log"}) {
+    std::vector<std::string> args = {"calibrate", "--log", f(log)};
+    args.insert(args.end(), titan.begin(), titan.end());
+    const RunResult r = run(args);
+    expect_bad_input(r, {"log"});
+    EXPECT_EQ(r.err.find("2147483648"), std::string::npos) << "no wrapped product\n" << describe(r);
+  }
+}
+
+// Issue 30's M9 (--seq 0), M10, V4 (flags) and E2: an option that means something only with
+// another is refused without it; bounds are on the flag the user gave, not on a quantity derived
+// from it; a comparison where no plan fits is an answer (exit 0), as for plan itself.
+TEST_F(CliBadInput, FlagsNeedTheirPrerequisitesAndNoFitIsAnAnswer) {
+  const std::vector<std::string> plan = {"plan", "--quiet", "--model", "llama3-8b", "--cluster", "h100:64", "--gbs", "256"};
+  const auto plan_with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = plan;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run(args);
+  };
+  for (const char* flag : {"--async-ckpt", "--no-fully-parallel-save"}) expect_bad_input(plan_with({flag}), {flag});
+  for (const char* flag : {"--mtbf-node-h", "--ckpt-gbps", "--spare-nodes"}) expect_bad_input(plan_with({flag, "2"}), {flag});
+  expect_bad_input(plan_with({"--seq", "0"}), {"--seq"});
+  expect_bad_input(plan_with({"--failures", "--mtbf-node-h", "1e-9"}), {"--mtbf-node-h"});
+  expect_bad_input(plan_with({"--failures", "--ckpt-gbps", "1e-300"}), {"--ckpt-gbps"});
+  expect_bad_input(run({"adapt", "simulate", "--model", "llama3-8b", "--cluster", "h100:32", "--noise-start", "1e-300",
+                        "--noise-end", "1"}),
+                   {"--noise-start"});
+  const std::string fit = (fs::path(TESSERA_SOURCE_DIR) / "examples/calibration/fit.csv").string();
+  expect_bad_input(run({"calibrate", "--runs", fit, "--held-out", fit}), {"--held-out"});
+  expect_bad_input(run({"calibrate", "--runs", fit, "--draws", "5"}), {"--draws"});
+  // Two 100,000-GPU pools: their NICs together carry more than 1 PB/s, which is a cluster, not a slip.
+  const RunResult large = run({"plan", "--quiet", "--model", "llama3-8b", "--gbs", "64", "--top", "1", "--cluster",
+                               "h100:100000+a100-sxm-80gb:100000"});
+  EXPECT_EQ(large.err.find("inter_pool_gbps"), std::string::npos) << describe(large);
+  // No plan fits llama3.1-405b on 8 GPUs under either condition: the comparison says so, exit 0.
+  const fs::path empty_profile = file("p.json", R"({"schema_version": 1, "kind": "tessera-calibration-profile", "gpus": []})");
+  const RunResult compared = run({"plan", "--quiet", "--model", "llama3.1-405b", "--cluster", "h100:8", "--gbs", "64",
+                                  "--seq", "4096", "--compare-profile", empty_profile.string()});
+  expect_no_crash(compared);
+  EXPECT_EQ(compared.exit_code, 0) << describe(compared);
+  EXPECT_NE(compared.out.find("no plan fits under the old or the current conditions"), std::string::npos)
+      << describe(compared);
+  const RunResult json = run({"plan", "--quiet", "--model", "llama3.1-405b", "--cluster", "h100:8", "--gbs", "64", "--seq",
+                              "4096", "--json", "--compare-profile", empty_profile.string()});
+  ASSERT_EQ(json.exit_code, 0) << describe(json);
+  const auto doc = nlohmann::json::parse(json.out);
+  EXPECT_TRUE(doc.at("old_best").is_null());
+  EXPECT_TRUE(doc.at("new_best").is_null());
+  EXPECT_TRUE(doc.at("cost_of_keeping_old_plan").is_null());
+}

@@ -46,9 +46,18 @@ def test_calibrate_returns_the_profile_and_does_not_worsen_the_median(runs_csv):
     # The summary is the median of the rows it reports.
     errors = sorted(abs(m["error_after_pct"]) for m in profile["measurements"])
     assert summary["median_abs_error_after_pct"] == pytest.approx(0.5 * (errors[2] + errors[3]))
-    # A list of files is the option repeated: the same rows twice, the same fit.
-    twice = tessera.calibrate(runs=[runs_csv, str(runs_csv)])
-    assert len(twice["measurements"]) == 2 * ROWS
+    # A list of files is the option repeated: two files, both fitted.
+    lines = runs_csv.read_text(encoding="utf-8").splitlines()
+    other = runs_csv.parent / "other.csv"
+    other.write_text("\n".join([lines[0]] + [line.replace(",", "-b,", 1) for line in lines[1:]]) + "\n", encoding="utf-8")
+    both = tessera.calibrate(runs=[runs_csv, str(other)])
+    assert len(both["measurements"]) == 2 * ROWS
+    # The same measurements twice would count each run twice: refused, naming the option.
+    copy = runs_csv.parent / "copy.csv"
+    copy.write_text(runs_csv.read_text(encoding="utf-8"), encoding="utf-8")
+    for files in ([runs_csv, str(runs_csv)], [runs_csv, copy]):
+        with pytest.raises(tessera.TesseraError, match="^--runs"):
+            tessera.calibrate(runs=files)
 
 
 def test_the_written_profile_applies_through_profile(runs_csv, tmp_path):
