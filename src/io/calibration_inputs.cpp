@@ -172,7 +172,7 @@ CalibrationData read_calibration_inputs(const CalibrationInputs& inputs) {
     for (auto& run : runs_from_table(table, file)) data.runs.push_back(std::move(run));
   }
   for (const auto& file : inputs.log_files) {
-    const std::string text = json_fields::read_text_file(file, "--log");
+    const std::string text = json_fields::read_text_file(file, "--log", kMaxLogFileBytes);
     require_distinct(file, text, logs_seen, "--log");
     data.runs.push_back(run_from_log(inputs, file, text));
   }

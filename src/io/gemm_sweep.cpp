@@ -11,6 +11,11 @@ namespace tessera {
 
 namespace {
 
+// Shapes of one sweep: a grid of 16 sizes per dimension (m, n, k) in two dtypes is 8,192; 10,000 shapes
+// are read and fitted in about a second (README "Limits").
+constexpr std::size_t kMaxGemmRows = 10'000;
+
+
 constexpr std::array<std::string_view, 5> kColumns = {"m", "n", "k", "dtype", "tflops"};
 // Whole dimensions up to 2^53 are exact in a double; no GEMM comes near.
 constexpr double kLargestExactDimension = 9007199254740992.0;
@@ -113,6 +118,8 @@ class GemmSweepReader {
       fail(number, dtype_at + 1, "dtype '" + std::string(dtype) + "' is not known", "bf16, fp16, fp8");
     row.fp8 = dtype == "fp8";
     row.tflops = positive(fields, 4, number, false);
+    if (rows_.size() >= kMaxGemmRows)
+      fail(number, 1, "more than " + std::to_string(kMaxGemmRows) + " GEMM rows", "a sweep of at most that many shapes");
     rows_.push_back(row);
   }
 

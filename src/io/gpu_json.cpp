@@ -17,6 +17,9 @@ namespace {
 constexpr const char* kGpusKey = "gpus";
 constexpr const char* kFileField = "gpu_file";
 constexpr std::int64_t kMaxGpusPerNode = 1024;  // hardware/gpu_spec.cpp's bound
+// GPUs of one file: each is checked against every other's names, so the check is quadratic; the
+// catalog holds 10, and 1,024 register in well under a second.
+constexpr std::size_t kMaxGpusPerFile = 1024;
 
 std::vector<std::string> string_list(const Json& j, const char* key, const std::string& path) {
   std::vector<std::string> out;
@@ -140,6 +143,9 @@ std::vector<GpuSpec> gpus_from_json(const Json& j, const std::string& origin) {
   if (!list->is_array() || list->empty())
     throw Error(kFileField, "expected a GPU object, a non-empty list of them or {\"gpus\": [...]}",
                 "{\"key\": ..., \"bf16_tflops\": ...} (see tessera gpus --json)");
+  if (list->size() > kMaxGpusPerFile)
+    throw Error(kFileField, "lists " + std::to_string(list->size()) + " GPUs",
+                "at most " + std::to_string(kMaxGpusPerFile) + " GPUs in one file");
   for (const auto& item : *list) out.push_back(gpu_from_json(item, "gpu", origin));
   return out;
 }

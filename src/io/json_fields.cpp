@@ -127,19 +127,25 @@ std::optional<std::int64_t> exact_integer(const Json& v) {
   return std::nullopt;
 }
 
-std::string read_text_file(const std::string& path, const std::string& what) {
+std::string read_text_file(const std::string& path, const std::string& what, std::uintmax_t max_bytes) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     throw Error(what, "'" + path + "' is not a readable file", "a path to a regular file");
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) throw Error(what, "cannot read file '" + path + "'", "a readable file");
+  if (size > max_bytes)
+    throw Error(what, "'" + path + "' holds " + std::to_string(size) + " bytes",
+                "a file of at most " + std::to_string(max_bytes) + " bytes");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(what, "cannot read file '" + path + "'", "a readable file");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  std::string text(static_cast<std::size_t>(size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(size));
+  if (static_cast<std::uintmax_t>(in.gcount()) != size) throw Error(what, "cannot read file '" + path + "'", "a readable file");
+  return text;
 }
 
 Json parse_file(const std::string& path, const std::string& what) {
-  return parse(read_text_file(path, what), what + " (" + path + ")");
+  return parse(read_text_file(path, what, kMaxJsonFileBytes), what + " (" + path + ")");
 }
 
 void require_object(const Json& j, const std::string& path) {

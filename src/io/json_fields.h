@@ -16,9 +16,20 @@ using Json = nlohmann::json;
 // Parses text; a syntax error or a number beyond double range becomes Error(`what`, "malformed
 // JSON: ..."), and a key given twice in one object Error(`what`, "key 'a.b' given twice").
 Json parse(const std::string& text, const std::string& what);
-// Reads a whole file and parses it; a missing file is Error(`what`, "cannot read ...").
+// The largest file any input reads, and the largest JSON file (profiles, GPU files, clusters,
+// models, plans, mixes). Each bounds the work and memory of the largest accepted input on a 2-core,
+// 24 GiB machine (README "Limits", measured there): 1 GiB of text is what the largest line-oriented
+// inputs (sample files, logs under their own limit) stay within; a 16 MiB JSON document parses in
+// about a second, and Tessera's own files are under 1 MiB (a profile fitted on 1,440 runs: 0.4 MiB).
+inline constexpr std::uintmax_t kMaxTextFileBytes = std::uintmax_t{1} << 30;
+inline constexpr std::uintmax_t kMaxJsonFileBytes = std::uintmax_t{16} << 20;
+
+// Reads a whole file and parses it; a missing file is Error(`what`, "cannot read ..."), one above
+// kMaxJsonFileBytes Error(`what`, "... bytes").
 Json parse_file(const std::string& path, const std::string& what);
-std::string read_text_file(const std::string& path, const std::string& what);
+// A whole file as text, read once into a string of its size; Error(`what`) when it is missing or
+// larger than max_bytes.
+std::string read_text_file(const std::string& path, const std::string& what, std::uintmax_t max_bytes = kMaxTextFileBytes);
 
 // j as JSON text that never throws: bytes that are not UTF-8 (a path, a CSV cell) become U+FFFD
 // instead of nlohmann's type_error.316. indent < 0 writes one line.

@@ -118,6 +118,10 @@ struct TableLayout {
   std::size_t columns = 0;  // words per row (the timestamp counts as two)
 };
 
+// Result rows of one run: a sweep from 1 B to 16 GiB doubling each step has 35; 10,000 holds any
+// step size nccl-tests' -i / -f allow in practice and is read and fitted in about a second.
+constexpr std::size_t kMaxNcclRows = 10'000;
+
 constexpr const char* kHeaderForm = "nccl-tests' header '# size count type redop root time algbw busbw #wrong ...'";
 
 class NcclTestsReader {
@@ -363,6 +367,8 @@ class NcclTestsReader {
       row.in_place_algbw_gbps = pending.in_place.algbw.value;
       row.in_place_busbw_gbps = pending.in_place.busbw.value;
     }
+    if (pending_.size() >= kMaxNcclRows)
+      fail(number, "more than " + std::to_string(kMaxNcclRows) + " result rows", "one nccl-tests run per file");
     pending_.push_back(std::move(pending));
   }
 

@@ -26,6 +26,11 @@
 
 namespace tessera {
 
+// The largest training log read (bytes): 256 MiB holds ~10^6 Megatron iteration lines, far more
+// than a run logs at its usual interval, and is read and parsed within the 10 s and 2 GB every
+// input limit keeps (README "Limits").
+inline constexpr std::uintmax_t kMaxLogFileBytes = std::uintmax_t{256} << 20;
+
 struct LogIteration {
   std::int64_t iteration = 0;  // the framework's iteration / step number
   std::size_t line = 0;        // 1-based line in the file
