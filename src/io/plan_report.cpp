@@ -403,6 +403,8 @@ nlohmann::json mixed_plan_to_json(const MixedPlan& m, const MixedCluster& cluste
           {"tokens_per_s", m.tokens_per_s},
           {"replica_time_s", m.replica_time_s},
           {"cross_pool_sync_s", m.sync_time_s},
+          {"cross_pool_must_beat_s", std::isfinite(m.cross_pool_must_beat_s) ? nlohmann::json(m.cross_pool_must_beat_s)
+                                                                              : nlohmann::json()},
           {"pools", pools},
           {"cross_pool", cross_pool_to_json(m, cluster, model, w)},
           {"left_out", left},
@@ -468,6 +470,9 @@ std::string verdict_line(const MixedPlan& m) {
   if (m.cross_pool)
     return fmt::format("whole replicas per pool win: the best cross-pool pipeline takes {:.3f} s ({:.2f}x slower)\n",
                        m.cross_pool_estimate.iteration_time_s, m.cross_pool_estimate.iteration_time_s / m.iteration_time_s);
+  if (std::isfinite(m.cross_pool_must_beat_s))
+    return fmt::format("whole replicas per pool win: no cross-pool pipeline that fits is faster than {:.3f} s\n",
+                       m.cross_pool_must_beat_s);
   return "no cross-pool pipeline fits\n";
 }
 

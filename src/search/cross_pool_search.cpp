@@ -61,6 +61,9 @@ bool tp_allowed(const ModelSpec& model, const Cluster& pool, std::int64_t tp) {
          (model.attention == AttentionKind::mla || model.kv_heads % tp == 0 || tp % model.kv_heads == 0);
 }
 
+// Relative gap at which a stage's time counts as affine in its layers (rounding of sums only).
+constexpr double kAffineTolerance = 1e-9;
+
 // One point of the space but the layer split: its segments' costers, limits and p2p, and the
 // per-stage costs of each (segment, layers, embedding, head) met so far.
 class Configuration {
@@ -106,6 +109,44 @@ class Configuration {
   }
 
   double simulate() { return simulate_cross_pool(inputs_, simulator_, costs_); }
+
+  // What the busiest stage of each segment costs per layer it holds, where that is a valid lower
+  // bound: a stage's forward + backward affine in its layers with a non-negative fixed part,
+  // a + b l >= b l (a dense model: identical layers), so a segment of n stages holding l layers has
+  // a stage of at least b l / n. Empty where that shape does not hold.
+  std::vector<double> per_layer_busy_s(std::int64_t total_layers) {
+    std::vector<double> out;
+    if (!dense_) return out;
+    const std::int64_t most = total_layers - static_cast<std::int64_t>(plan_.segments.size()) + 1;
+    for (std::size_t g = 0; g < plan_.segments.size(); ++g) {
+      const auto busy = [&](std::int64_t layers) {
+        StageSlice slice;
+        slice.layers = layers;
+        const StageSliceCost& c = stage_cost(g, slice);
+        return c.forward_s + c.backward_s;
+      };
+      const double one = busy(1), two = busy(2), far = busy(most);
+      const double per_layer = two - one, fixed = one - per_layer;
+      const double affine_far = fixed + per_layer * static_cast<double>(most);
+      if (!(per_layer > 0) || fixed < 0 || std::abs(far - affine_far) > kAffineTolerance * far) return {};
+      out.push_back(per_layer / static_cast<double>(plan_.segments[g].stages));
+    }
+    return out;
+  }
+
+  // The most layers each segment may hold in a split whose bound() could be below best_s: with m
+  // micro-batches, bound >= m * (b / n) * l (the tail and the embedding / head only add), so l >
+  // best_s / (m b / n) cannot win. No cap (total_layers) where per_layer_busy_s has no bound.
+  std::vector<std::int64_t> layer_caps(std::int64_t total_layers, double best_s) {
+    std::vector<std::int64_t> caps(plan_.segments.size(), total_layers);
+    if (!std::isfinite(best_s)) return caps;
+    const std::vector<double> per_layer = per_layer_busy_s(total_layers);
+    if (per_layer.empty()) return caps;
+    const double m = static_cast<double>(inputs_.microbatches);
+    for (std::size_t g = 0; g < caps.size(); ++g)
+      caps[g] = static_cast<std::int64_t>(std::min(static_cast<double>(total_layers), std::floor(best_s / (m * per_layer[g]))));
+    return caps;
+  }
 
  private:
   // Calls visit(segment, slice, stage) for every stage of the split `layers` in pipeline order
@@ -164,21 +205,21 @@ class Configuration {
 };
 
 // Calls visit(layers) for every split of `total` layers over the segments, segment g taking at
-// least stages[g] (the first segment's count ascending, then the next's, ...).
+// least stages[g] and at most caps[g] (the first segment's count ascending, then the next's, ...).
 template <typename Visit>
-void for_each_layer_split(const std::vector<std::int64_t>& stages, std::int64_t total, std::vector<std::int64_t>& layers,
-                          std::size_t g, Visit& visit) {
-  std::int64_t rest_min = 0;
-  for (std::size_t h = g + 1; h < stages.size(); ++h) rest_min += stages[h];
+void for_each_layer_split(const std::vector<std::int64_t>& stages, const std::vector<std::int64_t>& caps,
+                          std::int64_t total, std::vector<std::int64_t>& layers, std::size_t g, Visit& visit) {
+  std::int64_t rest_min = 0, rest_max = 0;
+  for (std::size_t h = g + 1; h < stages.size(); ++h) rest_min += stages[h], rest_max += caps[h];
   if (g + 1 == stages.size()) {
-    if (total < stages[g]) return;
+    if (total < stages[g] || total > caps[g]) return;
     layers[g] = total;
     visit(layers);
     return;
   }
-  for (std::int64_t l = stages[g]; l <= total - rest_min; ++l) {
+  for (std::int64_t l = std::max(stages[g], total - rest_max); l <= std::min(total - rest_min, caps[g]); ++l) {
     layers[g] = l;
-    for_each_layer_split(stages, total - l, layers, g + 1, visit);
+    for_each_layer_split(stages, caps, total - l, layers, g + 1, visit);
   }
 }
 
@@ -219,13 +260,14 @@ void for_each_segment_choice(const ModelSpec& model, const MixedCluster& cluster
 }  // namespace
 
 CrossPoolSearch search_cross_pool_pipelines(const ModelSpec& model, const MixedCluster& cluster,
-                                            const Workload& workload, const PlanConstraints& fix, bool exhaustive) {
+                                            const Workload& workload, const PlanConstraints& fix, bool exhaustive,
+                                            double must_beat_s) {
   const auto started = std::chrono::steady_clock::now();
   cluster.validate();
   workload.validate();
   CrossPoolSearch result;
   const Space space = space_of(fix);
-  double best_s = kInfinity;
+  double best_s = exhaustive ? kInfinity : must_beat_s;
   if (!space.empty && cluster.pools.size() >= 2) {
     std::vector<std::size_t> prefix;
     std::vector<std::vector<std::size_t>> orders;
@@ -263,6 +305,9 @@ CrossPoolSearch search_cross_pool_pipelines(const ModelSpec& model, const MixedC
                 plan.base.recompute = recompute;
                 plan.base.zero = zero;
                 Configuration config(model, cluster, workload, fix, plan);
+                // Splits whose bound cannot beat the best are skipped whole (exhaustive: none).
+                const std::vector<std::int64_t> caps =
+                    config.layer_caps(model.layers, exhaustive ? kInfinity : best_s);
                 std::vector<std::int64_t> layers(order.size());
                 auto visit = [&](const std::vector<std::int64_t>& split) {
                   ++result.evaluated;
@@ -277,7 +322,7 @@ CrossPoolSearch search_cross_pool_pipelines(const ModelSpec& model, const MixedC
                     for (std::size_t g = 0; g < split.size(); ++g) result.best->segments[g].layers = split[g];
                   }
                 };
-                for_each_layer_split(stages, model.layers, layers, 0, visit);
+                for_each_layer_split(stages, caps, model.layers, layers, 0, visit);
               }
           }
         };

@@ -16,6 +16,8 @@
 // their weights whole), and FP8 parameter gathers.
 #pragma once
 
+#include <limits>
+
 #include <cstdint>
 #include <optional>
 
@@ -27,9 +29,9 @@
 namespace tessera {
 
 struct CrossPoolSearch {
-  std::optional<CrossPoolPlan> best;  // none when no cross-pool pipeline fits
+  std::optional<CrossPoolPlan> best;  // none when no cross-pool pipeline fits (or beats must_beat_s)
   CrossPoolEstimate estimate;         // of the best
-  std::int64_t evaluated = 0;         // candidates whose bound was computed
+  std::int64_t evaluated = 0;         // candidates whose bound was computed (splits a segment's layer cap excludes are not)
   std::int64_t simulated = 0;         // of which simulated (bound below the best, and fitting)
   double search_time_s = 0;
 };
@@ -40,9 +42,12 @@ inline constexpr std::size_t kMaxCrossPoolSegments = 4;
 // `constraints` pins what it pins (tp applies to every segment, pp to the total stage count);
 // a pin the space does not hold (cp > 1, ep > 1, vpp > 1, zero3) leaves the search empty; pinned
 // fp8 leaves out pools without FP8.
-// `exhaustive` simulates every fitting candidate (tests).
+// `exhaustive` simulates every fitting candidate (tests). Otherwise only a pipeline faster than
+// `must_beat_s` is kept (the planner passes its whole-replica answer): a candidate whose lower
+// bound is not below it is skipped, so `best` is empty when none beats it.
 CrossPoolSearch search_cross_pool_pipelines(const ModelSpec& model, const MixedCluster& cluster,
                                             const Workload& workload, const PlanConstraints& constraints,
-                                            bool exhaustive = false);
+                                            bool exhaustive = false,
+                                            double must_beat_s = std::numeric_limits<double>::infinity());
 
 }  // namespace tessera

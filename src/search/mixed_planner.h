@@ -12,6 +12,8 @@
 // the best single pool, the whole-replica plan and the cross-pool pipeline (ties keep that order).
 #pragma once
 
+#include <limits>
+
 #include <optional>
 #include <vector>
 
@@ -42,6 +44,9 @@ struct MixedPlan {
   // The best pipeline across pools, when one fits.
   std::optional<CrossPoolPlan> cross_pool;
   CrossPoolEstimate cross_pool_estimate;
+  // The whole-replica time the cross-pool search had to beat (infinity: none; then cross_pool is the
+  // best pipeline found, whether or not it wins). No cross_pool with a finite bound: none beats it.
+  double cross_pool_must_beat_s = std::numeric_limits<double>::infinity();
   std::int64_t cross_pool_evaluated = 0;
   std::int64_t cross_pool_simulated = 0;
   // The best single pool running the whole batch alone (index, its plan); time 0 if none fits.

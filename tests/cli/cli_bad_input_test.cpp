@@ -814,6 +814,10 @@ TEST_F(CliBadInput, FlagsNeedTheirPrerequisitesAndNoFitIsAnAnswer) {
   const std::string fit = (fs::path(TESSERA_SOURCE_DIR) / "examples/calibration/fit.csv").string();
   expect_bad_input(run({"calibrate", "--runs", fit, "--held-out", fit}), {"--held-out"});
   expect_bad_input(run({"calibrate", "--runs", fit, "--draws", "5"}), {"--draws"});
+  // More pools than the planner searches within its time bound (README "Limits").
+  expect_bad_input(run({"plan", "--quiet", "--model", "llama3-8b", "--gbs", "64", "--cluster",
+                        "h100:8+a100-sxm-80gb:8+h200:8+b200:8"}),
+                   {"cluster.pools"});
   // Two 100,000-GPU pools: their NICs together carry more than 1 PB/s, which is a cluster, not a slip.
   const RunResult large = run({"plan", "--quiet", "--model", "llama3-8b", "--gbs", "64", "--top", "1", "--cluster",
                                "h100:100000+a100-sxm-80gb:100000"});

@@ -90,8 +90,10 @@ TEST(CrossPoolSearch, EqualsBruteForceOnSmallMixedClusters) {
     EXPECT_EQ(exhaustive.evaluated, brute.candidates) << spec;
     EXPECT_NEAR(pruned.estimate.iteration_time_s, brute.best_s, 1e-12 * brute.best_s) << spec;
     EXPECT_NEAR(exhaustive.estimate.iteration_time_s, brute.best_s, 1e-12 * brute.best_s) << spec;
-    // The bound prunes: far fewer simulations than candidates.
-    EXPECT_LT(pruned.simulated * 4, pruned.evaluated) << spec;
+    // The bounds prune: far fewer simulations than candidates, and layer splits whose bound is
+    // above the best are skipped before their bound is even computed.
+    EXPECT_LT(pruned.simulated * 4, brute.candidates) << spec;
+    EXPECT_LT(pruned.evaluated, brute.candidates) << spec;
     EXPECT_NO_THROW(validate_cross_pool_plan(*pruned.best, model, cluster, w));
     EXPECT_TRUE(pruned.estimate.fits);
   }
@@ -148,6 +150,25 @@ TEST(CrossPoolSearch, MixedAnswerNeverSlowerThanWholeReplicasOrOnePool) {
     EXPECT_NEAR(mixed_plan_time_s(model, cluster, {64, 4096}, plan), plan.iteration_time_s,
                 1e-9 * plan.iteration_time_s) << spec;
   }
+}
+
+// The planner passes its whole-replica time as must_beat_s: a pipeline faster than it is found
+// exactly as without the bound, and none is reported when none beats it.
+TEST(CrossPoolSearch, MustBeatKeepsOnlyFasterPipelines) {
+  const ModelSpec model = builtin_model("llama3-8b");
+  const MixedCluster cluster = load_mixed_cluster("a100-sxm-40gb:8+h100-sxm-80gb:8");
+  const Workload w{32, 4096};
+  PlanConstraints fix;
+  fix.micro_batch = 1;
+  fix.zero = OptimizerSharding::zero1;
+  const CrossPoolSearch free = search_cross_pool_pipelines(model, cluster, w, fix);
+  ASSERT_TRUE(free.best.has_value());
+  const double best_s = free.estimate.iteration_time_s;
+  const CrossPoolSearch above = search_cross_pool_pipelines(model, cluster, w, fix, false, best_s * (1 + 1e-9));
+  ASSERT_TRUE(above.best.has_value());
+  EXPECT_EQ(above.estimate.iteration_time_s, best_s);
+  EXPECT_LE(above.simulated, free.simulated);
+  EXPECT_FALSE(search_cross_pool_pipelines(model, cluster, w, fix, false, best_s).best.has_value());
 }
 
 }  // namespace
