@@ -143,7 +143,7 @@ std::string recompute_modules_text(unsigned modules) {
 }
 
 void Workload::validate() const {
-  require_positive("gbs", global_batch, 1'000'000'000);
+  require_positive("gbs", global_batch, kMaxGlobalBatch);
   require_positive("seq", seq_len, 100'000'000);
 }
 

@@ -70,6 +70,12 @@ const char* to_string(Precision value);
 OptimizerSharding parse_optimizer_sharding(const std::string& text);  // Error("zero", ...)
 Precision parse_precision(const std::string& text);                   // Error("precision", ...)
 
+// Sequences of one global batch: 65,536, the largest published (You et al., arXiv 1904.00962:
+// BERT at 65,536 x 128 tokens with LAMB), 4x DeepSeek-V3's 15,360 (arXiv 2412.19437 section 4.2).
+// The planner prices a pipeline per micro-batch, so its work grows with the batch: at this limit a
+// mixed cluster's search takes seconds (README "Limits"); 10^6 took minutes and 1.5 GB.
+inline constexpr std::int64_t kMaxGlobalBatch = 65'536;
+
 struct Workload {
   std::int64_t global_batch = 0;  // sequences per optimizer step
   std::int64_t seq_len = 0;       // tokens per sequence

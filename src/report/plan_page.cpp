@@ -52,7 +52,7 @@ std::string top_table(const nlohmann::json& doc) {
 
 std::string scatter_figure(const nlohmann::json& doc, const std::vector<Point2>& feasible) {
   ScatterChart chart;
-  chart.title = "Every feasible plan: step time against peak memory (closed form)";
+  chart.title = "Feasible plans costed: step time against peak memory (closed form; plans proven slower are not costed)";
   chart.x_label = "peak memory per GPU (GiB)";
   chart.y_label = "step time (s)";
   chart.y_scale = AxisScale::log10;

@@ -30,7 +30,6 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr std::size_t kMonolithicCandidates = 16;
 // Replicas simulated while ranking monolithic layouts (the heaviest by module work).
 constexpr std::int64_t kMonolithicReplicasRanked = 4;
-constexpr std::int64_t kMaxGlobalBatch = 100'000'000;
 // The split search's work grows with the GPUs the groups may take (options per GPU count, their
 // combinations, one search per backbone count): beyond this cluster size a request is refused up
 // front rather than run for minutes (issue 13: every accepted input finishes in <= 10 s). Measured

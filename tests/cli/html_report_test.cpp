@@ -110,12 +110,14 @@ TEST_F(HtmlReportCli, PlanPageNumbersAreTheJsonFieldsAndTheRankingIsThePlainOne)
   // Per plan: time, MFU, tokens/s, memory; and the search's costed, fitting and limit figures.
   EXPECT_EQ(expect_numbers_match(html, doc), 4 * doc.at("plans").size() + 3);
   EXPECT_NE(html.find("pretrain_gpt.py"), std::string::npos);  // the winner's launch script
-  // The report's exhaustive search ranks exactly as the pruned one (it only costs every plan).
+  // The report's search is the plain one: the same ranking, and counts within the spread by which
+  // the threads' pruning varies from run to run (README); an exhaustive search costs several times
+  // as many.
   const Json plain = run_json(args);
   ASSERT_EQ(plain.at("plans").size(), doc.at("plans").size());
   for (std::size_t i = 0; i < doc.at("plans").size(); ++i)
     EXPECT_EQ(plain.at("plans")[i].at("iteration_time_s"), doc.at("plans")[i].at("iteration_time_s")) << i;
-  EXPECT_GE(doc.at("evaluated").get<std::int64_t>(), plain.at("evaluated").get<std::int64_t>());
+  EXPECT_LT(doc.at("evaluated").get<double>(), 1.5 * plain.at("evaluated").get<double>());
 }
 
 TEST_F(HtmlReportCli, MultimodalPageNumbersAreTheJsonFields) {
@@ -131,18 +133,15 @@ TEST_F(HtmlReportCli, MultimodalPageNumbersAreTheJsonFields) {
 }
 
 // The size bounds: a 64-stage x 1,024-micro-batch timeline (131k ops) and the largest
-// plan search here (llama3.1-405b on 16,384 H100: ~790k plans costed, ~290k fit) stay under 2 MB.
+// plan search here (llama3.1-405b on 16,384 H100: over 10,000 feasible plans costed) stay under 2 MB.
 TEST_F(HtmlReportCli, LargestPagesStayUnderTwoMegabytes) {
   const auto [estimate, estimate_html] = run_both({"estimate", "--model", "gpt3-1t", "--cluster", "a100-sxm-80gb:4096",
                                                    "--plan", "tp=8,pp=64,mb=1,gbs=8192,seq=2048,recompute=full"});
   EXPECT_EQ(estimate.at("plan").at("pp"), 64);
   EXPECT_LE(estimate_html.size(), kMaxPageBytes);
-#ifdef TESSERA_SANITIZED
-  GTEST_SKIP() << "an exhaustive 16,384-GPU search: Release only";
-#endif
   const auto [plan, plan_html] = run_both({"plan", "--model", "llama3.1-405b", "--cluster", "h100-sxm-80gb:16384",
                                            "--gbs", "2048", "--seq", "8192", "--quiet"});
-  EXPECT_GT(plan.at("feasible").get<std::int64_t>(), 100'000);
+  EXPECT_GT(plan.at("feasible").get<std::int64_t>(), 10'000);
   EXPECT_LE(plan_html.size(), kMaxPageBytes);
 }
 
