@@ -111,9 +111,27 @@ struct PerBatchOptions {
   bool mix_per_sequence = false, json = false;
 };
 
+// The per-batch planner's work: every step places each micro-batch (about step_tokens / its
+// length of them) against every group of GPUs it may take, so it grows as gpus^2 x step tokens x
+// steps (measured on 2 cores: 1.0-1.1 ns per unit for caption-like and long-video mixes, 64 to
+// 1,024 GPUs). 6e12 units is about 8 s; every limit alone (4,096 GPUs, 2^26 tokens, 10^5 steps)
+// would allow far more, so the three are bounded together.
+constexpr double kMaxPerBatchWork = 6e12;
+
+void require_per_batch_work(const PerBatchOptions& o) {
+  const double work = static_cast<double>(o.gpus) * static_cast<double>(o.gpus) * static_cast<double>(o.step_tokens) *
+                      static_cast<double>(o.steps);
+  if (work > kMaxPerBatchWork)
+    throw Error("steps", fmt::format("--gpus {} x --gpus {} x --step-tokens {} x --steps {} = {:.3g}", o.gpus, o.gpus,
+                                     o.step_tokens, o.steps, work),
+                fmt::format("gpus^2 x step tokens x steps of at most {:g} (about 8 s of planning on 2 cores)",
+                            kMaxPerBatchWork));
+}
+
 void run_per_batch_cp(const PerBatchOptions& o, const CommandOutput& io) {
   if (o.mix.empty()) throw Error("mix", "missing for --per-batch-cp", "--mix NAME[:WEIGHT][,NAME[:WEIGHT]...]");
   require_positive("gpus", o.gpus, kMaxPerBatchGpus);
+  require_per_batch_work(o);
   require_non_negative("seed", o.seed);
   PerBatchStreamSettings settings;
   settings.mixes = parse_mixes(o.mix);

@@ -814,6 +814,10 @@ TEST_F(CliBadInput, FlagsNeedTheirPrerequisitesAndNoFitIsAnAnswer) {
   const std::string fit = (fs::path(TESSERA_SOURCE_DIR) / "examples/calibration/fit.csv").string();
   expect_bad_input(run({"calibrate", "--runs", fit, "--held-out", fit}), {"--held-out"});
   expect_bad_input(run({"calibrate", "--runs", fit, "--draws", "5"}), {"--draws"});
+  // Per-batch cp at its documented maxima together: refused up front (it ran past 30 s, 3.4 GB).
+  expect_bad_input(run({"balance", "--per-batch-cp", "--mix", "caption-like", "--gpus", "4096", "--step-tokens",
+                        "67108864", "--steps", "100000"}),
+                   {"steps"});
   // More pools than the planner searches within its time bound (README "Limits").
   expect_bad_input(run({"plan", "--quiet", "--model", "llama3-8b", "--gbs", "64", "--cluster",
                         "h100:8+a100-sxm-80gb:8+h200:8+b200:8"}),
