@@ -6,6 +6,7 @@
 #include <numeric>
 #include <string_view>
 
+#include "core/error.h"
 #include "search/framework_support.h"
 
 namespace tessera {
@@ -46,22 +47,38 @@ std::string unquoted(std::string v) {
   return v;
 }
 
-// "8 * 8192" -> 65536; "" -> fallback.
+// "8 * 8192" -> 65536; "" -> fallback. Anything else (a name, a float, an integer past int64) is
+// an Error naming the key: the reader used to loop forever on a character it did not expect.
 std::int64_t int_value(std::string_view text, std::string_view key, std::int64_t fallback) {
   const std::string v = raw_value(text, key);
   if (v.empty()) return fallback;
+  const auto refuse = [&]() -> std::int64_t {
+    throw Error(std::string(key), "'" + v.substr(0, 80) + "' is not an integer or a product of integers",
+                "an integer such as 8192, or a product such as 8 * 8192, within int64");
+  };
   std::int64_t product = 1;
   std::size_t i = 0;
+  bool factor_expected = true;
   while (i < v.size()) {
-    while (i < v.size() && (v[i] == ' ' || v[i] == '*')) ++i;
-    const bool negative = i < v.size() && v[i] == '-';
-    if (negative) ++i;
-    std::int64_t n = 0;
-    while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) n = n * 10 + (v[i++] - '0');
-    product *= negative ? -n : n;
-    while (i < v.size() && v[i] == ' ') ++i;
+    if (v[i] == ' ') {
+      ++i;
+    } else if (v[i] == '*' && !factor_expected) {
+      factor_expected = true;
+      ++i;
+    } else if (factor_expected && (v[i] == '-' || std::isdigit(static_cast<unsigned char>(v[i])))) {
+      const bool negative = v[i] == '-';
+      if (negative) ++i;
+      if (i == v.size() || !std::isdigit(static_cast<unsigned char>(v[i]))) return refuse();
+      std::int64_t n = 0;
+      for (; i < v.size() && std::isdigit(static_cast<unsigned char>(v[i])); ++i)
+        if (__builtin_mul_overflow(n, 10, &n) || __builtin_add_overflow(n, v[i] - '0', &n)) return refuse();
+      if (__builtin_mul_overflow(product, negative ? -n : n, &product)) return refuse();
+      factor_expected = false;
+    } else {
+      return refuse();
+    }
   }
-  return product;
+  return factor_expected ? refuse() : product;
 }
 
 bool bool_value(std::string_view text, std::string_view key, bool fallback) {
@@ -84,7 +101,8 @@ std::vector<std::int64_t> parts_value(std::string_view text) {
   bool digits = false;
   for (std::size_t i = open + 1; i < v.size() && v[i] != ']'; ++i) {
     if (std::isdigit(static_cast<unsigned char>(v[i]))) {
-      n = n * 10 + (v[i] - '0');
+      if (__builtin_mul_overflow(n, 10, &n) || __builtin_add_overflow(n, v[i] - '0', &n))
+        throw Error("module_fqns_per_model_part", "a layer count past int64", "layer counts such as [19, 20, 21, 20]");
       digits = true;
     } else if (v[i] == ',' && digits) {
       parts.push_back(n);

@@ -17,6 +17,7 @@
 #include "io/plan_text.h"
 #include "search/framework_support.h"
 #include "search/planner.h"
+#include "core/error.h"
 
 namespace tessera {
 namespace {
@@ -166,6 +167,29 @@ INSTANTIATE_TEST_SUITE_P(ExportCases, TorchtitanExportCase, ::testing::ValuesIn(
                            std::replace_if(name.begin(), name.end(), [](char ch) { return !std::isalnum(static_cast<unsigned char>(ch)); }, '_');
                            return name;
                          });
+
+}  // namespace
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// A recipe value that is no integer product is refused naming its key (issue 30: the reader looped
+// forever on a character it did not expect, found by fuzz_torchtitan_config), and products that
+// overflow int64 are refused rather than wrapped.
+TEST(TorchtitanRules, RecipeIntegersAreIntegerProducts) {
+  EXPECT_EQ(parse_torchtitan_job("tensor_parallel_degree=2,\nmax_context_length=8 * 1024,\n", "").max_context, 8192);
+  for (const char* recipe : {"tensor_parallel_degree=x2,\n", "tensor_parallel_degree=2 *,\n", "tensor_parallel_degree=2 3,\n",
+                             "tensor_parallel_degree=99999999999999999999,\n",
+                             "tensor_parallel_degree=4294967296 * 4294967296,\n"}) {
+    try {
+      (void)parse_torchtitan_job(recipe, "");
+      ADD_FAILURE() << recipe << " was read";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.field(), "tensor_parallel_degree") << e.what();
+    }
+  }
+}
 
 }  // namespace
 }  // namespace tessera
