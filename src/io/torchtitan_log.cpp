@@ -282,7 +282,12 @@ std::size_t read_config(const std::vector<LogLine>& lines, std::size_t i, std::s
   depth.scan(first);
   for (std::size_t j = i;; ++j) {
     if (depth.closed()) {
-      flatten(json_fields::parse(text, log_field(log.file, lines[i].number)), "", lines[i], log);
+      const nlohmann::json config = json_fields::parse(text, log_field(log.file, lines[i].number));
+      // Found by fuzz_torchtitan_config: a config that is a number or a list has no keys to flatten.
+      if (!config.is_object())
+        throw Error(log_field(log.file, lines[i].number), "the printed config is not a JSON object",
+                    "the {...} torchtitan prints after \"Running with configs:\"");
+      flatten(config, "", lines[i], log);
       return j;
     }
     if (j + 1 >= lines.size() || j + 1 - i > kMaxConfigLines)

@@ -33,10 +33,6 @@ struct PoolAssignment {
 enum class MixedStrategy { none, single_pool, whole_replicas, cross_pool };
 const char* to_string(MixedStrategy strategy);
 
-// A cross-pool pipeline up to this much slower than the whole-replica answer is still found and
-// shown as the runner-up; slower ones are only proven slower (their bounds), not simulated.
-inline constexpr double kCrossPoolRunnerUpMargin = 1.25;
-
 struct MixedPlan {
   MixedStrategy strategy = MixedStrategy::none;  // what the answer is
   double iteration_time_s = 0;        // of the answer
@@ -48,8 +44,8 @@ struct MixedPlan {
   // The best pipeline across pools, when one fits.
   std::optional<CrossPoolPlan> cross_pool;
   CrossPoolEstimate cross_pool_estimate;
-  // The time a cross-pool pipeline had to beat to be searched to the end: kCrossPoolRunnerUpMargin
-  // x the whole-replica answer (infinity: no bound). No cross_pool with a finite bound: none fits and beats it.
+  // The time a cross-pool pipeline had to beat to be searched to the end: the whole-replica
+  // answer (infinity: no bound). No cross_pool with a finite bound: none fits and beats it.
   double cross_pool_must_beat_s = std::numeric_limits<double>::infinity();
   std::int64_t cross_pool_evaluated = 0;
   std::int64_t cross_pool_simulated = 0;

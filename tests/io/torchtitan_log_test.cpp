@@ -93,3 +93,26 @@ TEST(TorchtitanLog, PrintedConfigIsFlattened) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// Found by fuzz_torchtitan_config (issue 30): a printed config that is valid JSON but not an
+// object is refused naming its line, not flattened (nlohmann threw from it.key()).
+TEST(TorchtitanLog, PrintedConfigThatIsNoObjectIsRefused) {
+  for (const char* config : {"7", "[1, 2]", "\"text\""}) {
+    const std::string text = std::string("[titan] 2026-01-01 00:00:00,000 - root - INFO - Running with configs: [") +
+                             config + "]\n" +
+                             "[titan] 2026-01-01 00:00:01,000 - root - INFO - step:  1  loss:  8.00000  tps: 1,000\n"
+                             "[titan] 2026-01-01 00:00:02,000 - root - INFO - step:  2  loss:  7.00000  tps: 2,000\n";
+    try {
+      (void)parse_training_log(text, "c");
+      ADD_FAILURE() << config;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.field(), "log:c:1") << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessera
