@@ -147,8 +147,8 @@ CROSS_POOL = dict(keys("iteration_time_s", "tokens_per_s", "mfu", "dp", "micro_b
                                                 "output_head", "first_rank", "replicas")]),
                   confidence=CONFIDENCE)
 MIXED = dict(keys("schema_version", "strategy", "iteration_time_s", "tokens_per_s", "replica_time_s",
-                  "cross_pool_sync_s", "left_out", "speedup_over_best_single_pool", "speedup_over_whole_replicas",
-                  "search_time_s"),
+                  "cross_pool_sync_s", "cross_pool_must_beat_s", "left_out", "speedup_over_best_single_pool",
+                  "speedup_over_whole_replicas", "search_time_s"),
              pools=[dict(keys("pool", "gpu", "gpus", "global_batch", "plan", "iteration_time_s", "peak_memory_gib",
                               "megatron_args"), confidence=CONFIDENCE)],
              cross_pool=CROSS_POOL, best_single_pool=keys("pool", "gpu", "iteration_time_s"))
