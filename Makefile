@@ -9,6 +9,8 @@
 #   make fuzz   every fuzz target (fuzz/) for FUZZ_SECONDS each, one after another; a crashing input
 #               is written to fuzz/regression/<target>/, which every later run replays
 #   make bench  build/bin/tessera_bench, when the benchmarks are built
+#   make bench-limits  every documented input limit at its maximum, against 10 s and 2 GB
+#               (scripts/input_limits_bench.py; exits 1 when one is over)
 #   make clean  remove build/ and build-asan/
 
 SHELL := /bin/bash
@@ -35,7 +37,7 @@ FUZZ_SECONDS ?= 300
 SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 CTEST_FLAGS := --output-on-failure --no-tests=error -j2
 
-.PHONY: all deps build demo test asan fuzz bench clean
+.PHONY: all deps build demo test asan fuzz bench bench-limits clean
 all: build
 
 deps:
@@ -80,6 +82,9 @@ fuzz: deps
 bench: build
 	if [ -x $(BUILD_DIR)/bin/tessera_bench ]; then $(BUILD_DIR)/bin/tessera_bench; \
 	else echo "no $(BUILD_DIR)/bin/tessera_bench (no benchmarks yet)"; fi
+
+bench-limits: build
+	$(PYTHON) scripts/input_limits_bench.py $(BUILD_DIR)/bin/tessera
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR)
