@@ -1,9 +1,6 @@
 #include "calibrate/measurement.h"
 
-#include <cmath>
-
-#include <fmt/core.h>
-
+#include "core/checks.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "cost/collective_cost.h"
@@ -30,22 +27,15 @@ std::string_view collective_kind_name(CollectiveKind kind) {
 
 namespace {
 
-void require_within(const std::string& id, const char* what, double value, double low, double high,
-                    const std::string& unit) {
-  if (std::isfinite(value) && value >= low && value <= high) return;
-  throw Error(id, fmt::format("{} {:g} {}", what, value, unit),
-              fmt::format("a measured {} from {:g} to {:g} {}", what, low, high, unit));
-}
-
 void check_run(const RunMeasurement& run) {
-  require_within(run.id, "step time", run.iteration_time_s, physical::kMinStepTimeS, physical::kMaxStepTimeS, "s");
+  require_in_range(run.id + ".step_time_s", run.iteration_time_s, physical::kMinStepTimeS, physical::kMaxStepTimeS, "s");
   if (run.peak_memory_gib)
-    require_within(run.id, "peak memory", *run.peak_memory_gib, 0.0, run.gpu.hbm_gib,
-                   "GiB (" + run.gpu.key + "'s HBM)");
+    require_in_range(run.id + ".peak_memory_gib", *run.peak_memory_gib, 0.0, run.gpu.hbm_gib,
+                     "GiB (" + run.gpu.key + "'s HBM)");
 }
 
 void check_collective(const CollectiveMeasurement& c) {
-  require_within(c.id + ".time", "collective time", c.time_s, physical::kMinFixedTimeS, physical::kMaxCollectiveTimeS, "s");
+  require_in_range(c.id + ".time", c.time_s, physical::kMinFixedTimeS, physical::kMaxCollectiveTimeS, "s");
 }
 
 void check_gemm(const GemmMeasurement& g) {
@@ -53,8 +43,7 @@ void check_gemm(const GemmMeasurement& g) {
   if (g.fp8 && peak_tflops <= 0)
     throw Error(g.id + ".dtype", "an fp8 GEMM on " + g.gpu.key + ", which has no FP8 tensor cores",
                 "bf16 rows for this GPU (fp8 on GPUs with an FP8 peak in `tessera gpus`)");
-  require_within(g.id + ".tflops", g.fp8 ? "fp8 GEMM rate" : "bf16 GEMM rate", g.tflops, physical::kMinTflops, peak_tflops,
-                 "TFLOP/s (" + g.gpu.key + "'s peak)");
+  require_in_range(g.id + ".tflops", g.tflops, physical::kMinTflops, peak_tflops, "TFLOP/s (" + g.gpu.key + "'s peak)");
 }
 
 }  // namespace

@@ -1,11 +1,11 @@
 #include "hardware/mixed_cluster.h"
 
+#include <algorithm>
+
 #include "core/checks.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "hardware/physical_ranges.h"
-
-#include <algorithm>
 
 namespace tessera {
 

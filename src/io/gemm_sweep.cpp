@@ -15,7 +15,6 @@ namespace {
 // are read and fitted in about a second (README "Limits").
 constexpr std::size_t kMaxGemmRows = 10'000;
 
-
 constexpr std::array<std::string_view, 5> kColumns = {"m", "n", "k", "dtype", "tflops"};
 // Whole dimensions up to 2^53 are exact in a double; no GEMM comes near.
 constexpr double kLargestExactDimension = 9007199254740992.0;

@@ -20,9 +20,6 @@ using namespace json_fields;
 
 namespace {
 
-// Bounds shared with hardware/cluster.cpp's validation.
-constexpr std::int64_t kMaxGpus = 10'000'000;
-constexpr std::int64_t kMaxGpusPerNode = 1024;
 
 // The GPUs --gpu-file registered on this thread. Thread-local, like the profile overlay: one
 // command (one Python call) registers them and its ScopedUserGpus forgets them, so concurrent or
@@ -275,7 +272,7 @@ Cluster cluster_from_json(const nlohmann::json& j, const std::string& origin) {
   GpuSpec gpu = cluster_gpu(j, origin);
   if (has(j, "nvlink_gbps")) gpu.nvlink_gbps = cluster_bandwidth(j, "nvlink_gbps", "GB/s");
   const std::int64_t per_node = get_int_or(j, "gpus_per_node", path, gpu.gpus_per_node);
-  require_positive("cluster.gpus_per_node", per_node, kMaxGpusPerNode);
+  require_positive("cluster.gpus_per_node", per_node, physical::kMaxGpusPerNode);
   if (has(j, "gpus") == has(j, "nodes"))
     throw Error("cluster.gpus", "give exactly one of gpus and nodes", "gpus: N or nodes: N");
   std::int64_t count = 0;
@@ -283,7 +280,7 @@ Cluster cluster_from_json(const nlohmann::json& j, const std::string& origin) {
     count = get_int(j, "gpus", path);
   } else {
     const std::int64_t nodes = get_int(j, "nodes", path);
-    require_positive("cluster.nodes", nodes, kMaxGpus / per_node);
+    require_positive("cluster.nodes", nodes, kMaxClusterGpus / per_node);
     count = nodes * per_node;
   }
   const double network = has(j, "network_gbps_per_gpu") ? cluster_bandwidth(j, "network_gbps_per_gpu", "Gbit/s") : 0.0;

@@ -5,6 +5,7 @@
 
 #include "core/checks.h"
 #include "core/error.h"
+#include "hardware/physical_ranges.h"
 #include "io/json_fields.h"
 #include "io/schema.h"
 
@@ -16,7 +17,6 @@ namespace {
 
 constexpr const char* kGpusKey = "gpus";
 constexpr const char* kFileField = "gpu_file";
-constexpr std::int64_t kMaxGpusPerNode = 1024;  // hardware/gpu_spec.cpp's bound
 // GPUs of one file: each is checked against every other's names, so the check is quadratic; the
 // catalog holds 10, and 1,024 register in well under a second.
 constexpr std::size_t kMaxGpusPerFile = 1024;
@@ -71,7 +71,7 @@ void read_figures(const Json& j, const std::string& p, GpuSpec& g) {
   g.hbm_tbps = get_number(j, "hbm_tbps", p);
   g.nvlink_gbps = get_number(j, "nvlink_gbps", p);
   const std::int64_t per_node = get_int(j, "gpus_per_node", p);
-  require_positive(p + ".gpus_per_node", per_node, kMaxGpusPerNode);  // before narrowing to int
+  require_positive(p + ".gpus_per_node", per_node, physical::kMaxGpusPerNode);  // before narrowing to int
   g.gpus_per_node = static_cast<int>(per_node);
   g.network_gbps_per_gpu = get_number(j, "network_gbps_per_gpu", p);
   g.usable_memory_gib = get_number(j, "usable_memory_gib", p);

@@ -8,6 +8,7 @@
 
 #include <fmt/core.h>
 
+#include "core/checks.h"
 #include "core/error.h"
 #include "hardware/physical_ranges.h"
 
@@ -116,12 +117,10 @@ LogIteration parse_megatron_iteration_line(std::string_view text, std::size_t li
       return *v;
     };
     if (key == kIterationTimeKey) {
-      it.iteration_time_s = need(finite_number(value)) / kMsPerS;
-      if (!(it.iteration_time_s >= physical::kMinStepTimeS && it.iteration_time_s <= physical::kMaxStepTimeS))
-        throw Error(log_field(file, line) + ".elapsed time per iteration (ms)",
-                    fmt::format("got {:g}", it.iteration_time_s * kMsPerS),
-                    fmt::format("a step of {:g} to {:g} ms", physical::kMinStepTimeS * kMsPerS,
-                                physical::kMaxStepTimeS * kMsPerS));
+      const double elapsed_ms = need(finite_number(value));
+      require_in_range(log_field(file, line) + "." + std::string(kIterationTimeKey), elapsed_ms,
+                       physical::kMinStepTimeS * kMsPerS, physical::kMaxStepTimeS * kMsPerS, "ms");
+      it.iteration_time_s = elapsed_ms / kMsPerS;
       has_time = true;
     } else if (key == "throughput per GPU (TFLOP/s/GPU)") {
       it.tflops_per_gpu = need(finite_number(value));

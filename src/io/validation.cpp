@@ -252,9 +252,7 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::v
                 fmt::format("empty (the catalog's NIC) or a rate from {:g} to {:g} Gbit/s per GPU",
                             physical::kMinBandwidthGbps, physical::kMaxBandwidthGbps));
   const std::int64_t gpus_per_node = r.integer("gpus_per_node");
-  if (gpus_per_node < 1 || gpus_per_node > physical::kMaxGpusPerNode)
-    throw Error("csv.gpus_per_node", fmt::format("got {}", gpus_per_node),
-                fmt::format("an integer from 1 to {}", physical::kMaxGpusPerNode));
+  require_positive("csv.gpus_per_node", gpus_per_node, physical::kMaxGpusPerNode);
   const Cluster cluster = make_cluster(gpu, n, gpus_per_node, nic);
   out.network_gbps_per_gpu = nic;
 

@@ -16,9 +16,8 @@
 // their weights whole), and FP8 parameter gathers.
 #pragma once
 
-#include <limits>
-
 #include <cstdint>
+#include <limits>
 #include <optional>
 
 #include "cost/cross_pool_pipeline_cost.h"

@@ -223,10 +223,9 @@ MixedPlan search_mixed_plans(const ModelSpec& model, const MixedCluster& cluster
   // others slower by their lower bounds instead of simulating them (a 3-pool, 12,288-GPU search:
   // 51 s to seconds). A slower runner-up is therefore not reported; searching pipelines within
   // 1.25x of the answer too took 30 s on that cluster.
-  const double must_beat_s = best_time;
   const CrossPoolSearch cross =
-      search_cross_pool_pipelines(model, cluster, workload, constraints, options.exhaustive, must_beat_s);
-  result.cross_pool_must_beat_s = options.exhaustive ? kInfinity : must_beat_s;
+      search_cross_pool_pipelines(model, cluster, workload, constraints, options.exhaustive, best_time);
+  result.cross_pool_must_beat_s = options.exhaustive ? kInfinity : best_time;
   result.cross_pool_evaluated = cross.evaluated;
   result.cross_pool_simulated = cross.simulated;
   if (cross.best) {

@@ -13,7 +13,6 @@
 #pragma once
 
 #include <limits>
-
 #include <optional>
 #include <vector>
 

@@ -66,6 +66,15 @@ BruteForce brute_force(const ModelSpec& model, const MixedCluster& cluster, cons
   return out;
 }
 
+// The space both brute-force comparisons search: one micro-batch, ZeRO-1 (small enough to cost
+// every candidate).
+PlanConstraints one_microbatch_zero1() {
+  PlanConstraints fix;
+  fix.micro_batch = 1;
+  fix.zero = OptimizerSharding::zero1;
+  return fix;
+}
+
 // On small two-type clusters the branch-and-bound answer equals brute force, and so does the
 // search's own exhaustive mode.
 TEST(CrossPoolSearch, EqualsBruteForceOnSmallMixedClusters) {
@@ -77,9 +86,7 @@ TEST(CrossPoolSearch, EqualsBruteForceOnSmallMixedClusters) {
 #endif
   const ModelSpec model = builtin_model("llama3-8b");
   const Workload w{32, 4096};
-  PlanConstraints fix;
-  fix.micro_batch = 1;
-  fix.zero = OptimizerSharding::zero1;
+  const PlanConstraints fix = one_microbatch_zero1();
   for (const auto& spec : clusters) {
     const MixedCluster cluster = load_mixed_cluster(spec);
     const BruteForce brute = brute_force(model, cluster, w, fix);
@@ -158,9 +165,7 @@ TEST(CrossPoolSearch, MustBeatKeepsOnlyFasterPipelines) {
   const ModelSpec model = builtin_model("llama3-8b");
   const MixedCluster cluster = load_mixed_cluster("a100-sxm-40gb:8+h100-sxm-80gb:8");
   const Workload w{32, 4096};
-  PlanConstraints fix;
-  fix.micro_batch = 1;
-  fix.zero = OptimizerSharding::zero1;
+  const PlanConstraints fix = one_microbatch_zero1();
   const CrossPoolSearch free = search_cross_pool_pipelines(model, cluster, w, fix);
   ASSERT_TRUE(free.best.has_value());
   const double best_s = free.estimate.iteration_time_s;
