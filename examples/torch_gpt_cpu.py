@@ -446,8 +446,13 @@ def run_rank(args) -> None:
         print(f"--step-batch-size-schedule \"{result['schedule_samples']}\"   (thresholds in consumed samples)")
         if args.record:
             Path(args.record).write_text(json.dumps(result))
+    # End without destructors once every rank has passed the barrier: Debian's torch 1.13 can
+    # deadlock destroying a gloo group (~ProcessGroupGloo joins its worker threads holding the GIL
+    # while a worker frees its last collective's tensors and waits for the GIL; ~1 run in 20).
     dist.barrier()
-    dist.destroy_process_group()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def main(argv=None) -> int:

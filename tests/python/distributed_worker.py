@@ -11,6 +11,7 @@ import sys
 import torch
 import torch.distributed as dist
 
+from process_group_exit import exit_after_barrier
 from tessera.torch import BalancedDistributedSampler
 
 N = 2000
@@ -42,8 +43,7 @@ def main() -> None:
     if rank == 0:
         with open(result, "w") as f:
             json.dump(report, f)
-    dist.barrier()
-    dist.destroy_process_group()
+    exit_after_barrier()
 
 
 if __name__ == "__main__":

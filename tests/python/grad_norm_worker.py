@@ -15,6 +15,7 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
+from process_group_exit import exit_after_barrier
 from tessera.torch import GradNormHook
 
 MICRO = 4  # micro-batches per rank and step
@@ -113,8 +114,7 @@ def main() -> None:
     if rank == 0:
         with open(result, "w") as f:
             json.dump({k: max(e[k] for e in errors) for k in report}, f)
-    dist.barrier()
-    dist.destroy_process_group()
+    exit_after_barrier()
 
 
 if __name__ == "__main__":
