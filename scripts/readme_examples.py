@@ -12,8 +12,8 @@ anyway (tests/python/test_torch_gpt_example.py), so it can compare the values.
 
 Masking rule (MASKS): figures that differ from run to run are compared as placeholders, on both
 sides, and the README keeps the figures of the run that generated it:
-  * wall-clock times: `searched ... in T s` (plan), `balancing T ms` (balance), `cells simulated
-    in T s` (adapt map), `decision mean T ms, p99 T ms, max T ms` (balance --per-batch-cp),
+  * wall-clock times: `searched ... in T s` (plan), `balancing T ms` (balance), `plans costed, T s
+    of simulation` (adapt map), `decision mean T ms, p99 T ms, max T ms` (balance --per-batch-cp),
     `"time_ms"`, `"search_time_s"`, `"plans_per_s"`, `"simulation_s"` (JSON);
   * the PyTorch example's wall time (`validation loss ... tokens, T s`);
   * the planner's counts of plans costed and of those that fit (`searched N plans (M fit`,
@@ -36,7 +36,7 @@ TIMEOUT_S = 120
 MASKS = [
     (re.compile(r"(searched\b[^\n]*? in )\d+(?:\.\d+)?( s)"), r"\1<time>\2"),
     (re.compile(r"(balancing\s+)\d+(?:\.\d+)?( ms)"), r"\1<time>\2"),
-    (re.compile(r"(cells simulated in )\d+(?:\.\d+)?( s)"), r"\1<time>\2"),
+    (re.compile(r"(plans costed, )\d+(?:\.\d+)?( s of simulation)"), r"\1<time>\2"),
     (re.compile(r"(decision +mean )\d+(?:\.\d+)?( ms, p99 )\d+(?:\.\d+)?( ms, max )\d+(?:\.\d+)?( ms)"),
      r"\1<time>\2<time>\3<time>\4"),
     (re.compile(r"(validation loss [^\n]* tokens, )\d+(?:\.\d+)?( s)"), r"\1<time>\2"),

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <string>
+#include <thread>
 
 #include "adapt/plan_family.h"
 #include "core/error.h"
@@ -31,6 +33,49 @@ bool same_links(const Cluster& a, const Cluster& b) {
          same_value(a.intra_node.latency_s, b.intra_node.latency_s) &&
          same_value(a.inter_node.bandwidth_bytes_per_s, b.inter_node.bandwidth_bytes_per_s) &&
          same_value(a.inter_node.latency_s, b.inter_node.latency_s);
+}
+
+void take_from_budget(std::atomic<std::int64_t>* budget, std::int64_t evaluated) {
+  if (budget == nullptr) return;
+  if (budget->fetch_sub(evaluated, std::memory_order_relaxed) - evaluated < 0)
+    throw Error(kEvaluationBudgetField, "spent", "a smaller search");
+}
+
+// The planner at every grid batch, the batches in parallel and each search on one thread: a
+// search's plans and its count of plans costed are then the same on any machine (the planner's
+// own workers share a pruning bound, so their count depends on timing). With a budget, a search
+// that overdraws it throws, and the searches not yet started are not run.
+std::vector<PlanSearch> search_grid(const ModelSpec& model, const Cluster& cluster, std::int64_t seq_len,
+                                    std::span<const std::int64_t> grid, const CandidateOptions& options) {
+  PlannerOptions planner;
+  planner.top_k = std::max(kPlannerTopK, options.families_per_batch);
+  planner.keep_tied_variants = true;
+  planner.threads = 1;
+  std::vector<PlanSearch> searches(grid.size());
+  std::vector<std::exception_ptr> failures(grid.size());
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  auto work = [&] {
+    for (std::size_t b = next++; b < grid.size() && !failed; b = next++) {
+      try {
+        searches[b] = search_plans(model, cluster, Workload{grid[b], seq_len}, options.constraints, planner);
+        take_from_budget(options.evaluation_budget, searches[b].evaluated);
+      } catch (...) {
+        failures[b] = std::current_exception();
+        failed = true;
+      }
+    }
+  };
+  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t threads = std::min<std::size_t>(options.threads > 0 ? options.threads : hardware, grid.size());
+  {
+    std::vector<std::jthread> pool;
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+  }  // joins
+  for (const std::exception_ptr& failure : failures)
+    if (failure) std::rethrow_exception(failure);
+  return searches;
 }
 
 }  // namespace
@@ -65,15 +110,12 @@ CandidateSet build_candidates(const ModelSpec& model, const Cluster& cluster, st
                               std::span<const std::int64_t> grid, const CandidateOptions& options) {
   CandidateSet set;
   set.seq_len = seq_len;
-  PlannerOptions planner;
-  planner.top_k = std::max(kPlannerTopK, options.families_per_batch);
-  planner.keep_tied_variants = true;
-  planner.threads = options.threads;
   // 1. The planner's best plans per grid batch: the best plan of each of the fastest families.
   std::vector<std::int64_t> batches;
   std::vector<std::size_t> best_plan_index;
-  for (std::int64_t batch : grid) {
-    const PlanSearch search = search_plans(model, cluster, Workload{batch, seq_len}, options.constraints, planner);
+  const std::vector<PlanSearch> searches = search_grid(model, cluster, seq_len, grid, options);
+  for (std::size_t b = 0; b < grid.size(); ++b) {
+    const PlanSearch& search = searches[b];
     set.plans_evaluated += search.evaluated;
     set.search_time_s += search.search_time_s;
     if (search.plans.empty()) continue;
@@ -86,7 +128,7 @@ CandidateSet build_candidates(const ModelSpec& model, const Cluster& cluster, st
       if (seen.size() == 1) best_plan_index.push_back(index);
       if (seen.size() == options.families_per_batch) break;
     }
-    batches.push_back(batch);
+    batches.push_back(grid[b]);
   }
   if (batches.empty())
     throw Error("cluster",

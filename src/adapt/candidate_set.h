@@ -4,6 +4,7 @@
 // no restart, is always a candidate).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -47,7 +48,7 @@ struct CandidateSet {
   // Per entry of `batches`: the index in `candidates` of the planner's best plan for it.
   std::vector<std::size_t> planner_best;
   std::int64_t plans_evaluated = 0;  // by the planner, over all batches
-  double search_time_s = 0;
+  double search_time_s = 0;          // summed over the batches' searches (which run in parallel)
   // Set by build_candidates when the cluster is a GPU plus a shape (make_cluster's, as every
   // loader builds it); absent for step times the caller gave (no model): then the controller
   // only scales each family's given times by what it measures.
@@ -74,8 +75,15 @@ struct CandidateOptions {
     c.precision_choices = {Precision::bf16};
     return c;
   }
-  int threads = 0;              // planner threads; 0 = hardware concurrency
+  // Grid batches searched at once (each search on one thread); 0 = hardware concurrency. The
+  // candidates and the count of plans costed are the same for any value.
+  int threads = 0;
+  // When set, each grid batch's search takes the plans it costed from this budget (shared by
+  // the cells of a map); build_candidates throws Error(kEvaluationBudgetField, ...) once it is
+  // overdrawn, i.e. exactly when the searches together cost more than it held.
+  std::atomic<std::int64_t>* evaluation_budget = nullptr;
 };
+inline constexpr const char* kEvaluationBudgetField = "plan evaluations";
 
 // The shape of a cluster when cluster_for(cluster.gpu, shape) rebuilds its links exactly (to
 // rounding); nullopt for links edited after make_cluster.

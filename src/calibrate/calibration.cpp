@@ -112,8 +112,15 @@ std::size_t max_free_parameters(std::size_t measurements, const CalibrationOptio
 }
 
 // Fits the time parameters of one GPU type; appends their ParameterFits and returns the GPU.
+// Takes one residual evaluation's work from the caller's budget, if any.
+void spend(const CalibrationOptions& options, std::int64_t work) {
+  if (options.work_budget == nullptr) return;
+  if (options.work_budget->fetch_sub(work, std::memory_order_relaxed) - work < 0)
+    throw Error(kCalibrationWorkField, "spent", "a smaller fit");
+}
+
 GpuSpec fit_time_parameters(const GpuMeasurements& g, const CalibrationOptions& options,
-                            std::vector<ParameterFit>& fits) {
+                            std::vector<ParameterFit>& fits, std::int64_t& work) {
   const auto params = time_parameters(g.catalog, options);
   std::vector<FitVariable> vars;
   for (const auto* p : params) {
@@ -122,7 +129,11 @@ GpuSpec fit_time_parameters(const GpuMeasurements& g, const CalibrationOptions& 
                     options.prior_sigma});
   }
   const std::size_t m = g.time_count();
+  std::int64_t evaluation_work = 0;  // of pricing every run once
+  for (const auto* run : g.runs) evaluation_work += prediction_work(*run);
   const ResidualFunction f = [&](std::span<const double> x, std::span<double> r) {
+    spend(options, evaluation_work);
+    work += evaluation_work;
     time_residuals(g, with_values(g.catalog, params, x), r);
   };
   const IdentifiabilityRule rule{options.min_sensitivity, options.min_independence, max_free_parameters(m, options)};
@@ -193,7 +204,7 @@ CalibrationProfile calibrate(const CalibrationData& data, const CalibrationOptio
   CalibrationProfile profile;
   std::vector<double> abs_before, abs_after;
   for (const auto& [key, g] : group_by_gpu(data)) {
-    GpuSpec gpu = fit_time_parameters(g, options, profile.parameters);
+    GpuSpec gpu = fit_time_parameters(g, options, profile.parameters, profile.work);
     for (MeasurementFit& row : time_fits(g, gpu)) {
       abs_before.push_back(std::abs(row.error_before_pct()));
       abs_after.push_back(std::abs(row.error_after_pct()));

@@ -9,6 +9,8 @@
 // median of measured minus predicted peak (robust to one odd run), in GiB.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -55,6 +57,8 @@ struct CalibrationProfile {
   std::vector<MeasurementFit> measurements;
   double median_abs_error_before_pct = 0;  // over the time measurements
   double median_abs_error_after_pct = 0;
+  // The fit's work: prediction_work of every run each residual evaluation priced.
+  std::int64_t work = 0;
 };
 
 // How much the data must say before a parameter moves (forward_selection): a 10% change of the
@@ -78,7 +82,12 @@ struct CalibrationOptions {
   double prior_sigma = kPriorSigma;
   // Only parameters of these terms may move (the online refit uses {compute, host}); empty = all.
   std::vector<ParameterTerm> terms;
+  // When set, each residual evaluation takes its work (prediction_work of the runs it prices)
+  // from this budget, which callers that repeat fits share; calibrate throws
+  // Error(kCalibrationWorkField, ...) as soon as it is overdrawn.
+  std::atomic<std::int64_t>* work_budget = nullptr;
 };
+inline constexpr const char* kCalibrationWorkField = "calibration work";
 
 // Throws Error("calibrate", ...) on no measurements, a non-positive or non-finite measured value.
 CalibrationProfile calibrate(const CalibrationData& data, const CalibrationOptions& options = {});

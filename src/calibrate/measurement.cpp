@@ -54,6 +54,10 @@ void check_physical(const CalibrationData& data) {
   for (const GemmMeasurement& g : data.gemms) check_gemm(g);
 }
 
+std::int64_t prediction_work(const RunMeasurement& run) {
+  return kEstimateBaseOps + 2 * run.plan.pp * run.plan.vpp * run.plan.microbatches(run.workload);
+}
+
 double predict_iteration_time_s(const RunMeasurement& run, const GpuSpec& gpu) {
   return estimate(run.model, cluster_for(gpu, run.shape), run.plan, run.workload).iteration_time_s;
 }

@@ -73,6 +73,14 @@ void check_physical(const CalibrationData& data);
 
 // The cost model's value of each measurement with `gpu`'s parameters (same key as the measurement's).
 double predict_iteration_time_s(const RunMeasurement& run, const GpuSpec& gpu);
+// What predict_iteration_time_s costs, in simulated pipeline operations: kEstimateBaseOps plus
+// the 2 pp vpp m operations of its pipeline simulation. Deterministic, so callers that repeat
+// predictions (calibration fits, held-out checks) bound their work with it, not with a clock.
+// Measured on 2 cores here, an estimate of a one-stage run takes ~1.5 us and a simulated operation
+// ~6 ns (h200/runs.csv: 32,020 estimates in 0.04 s; public_runs.csv, median 3,072 operations per
+// run: 88 us per estimate).
+inline constexpr std::int64_t kEstimateBaseOps = 250;
+std::int64_t prediction_work(const RunMeasurement& run);
 double predict_peak_memory_gib(const RunMeasurement& run, const GpuSpec& gpu);
 double predict_collective_time_s(const CollectiveMeasurement& c, const GpuSpec& gpu);
 double predict_gemm_tflops(const GemmMeasurement& g, const GpuSpec& gpu);

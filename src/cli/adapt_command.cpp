@@ -146,7 +146,7 @@ void register_adapt_map(CLI::App& adapt, CommandRegistry& commands) {
   auto o = std::make_shared<Options>();
   sub->add_option("--models", o->models, "Models, comma-separated (default llama3-8b,llama3-70b,llama3.1-405b)")
       ->delimiter(',');
-  sub->add_option("--gpus", o->gpus, "GPU counts, comma-separated (default 32,512,1024,2048,4096,8192)")
+  sub->add_option("--gpus", o->gpus, "GPU counts, comma-separated (default 32,1024,8192)")
       ->delimiter(',');
   sub->add_option("--gpu", o->gpu, "GPU type (default h100-sxm-80gb)");
   sub->add_option("--scenario", o->scenario,

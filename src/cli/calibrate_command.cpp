@@ -58,6 +58,7 @@ std::string held_out_report(const Options& o) {
   options.rows_per_draw = static_cast<std::size_t>(o.fit_rows);
   options.draws = static_cast<std::size_t>(o.draws);
   options.seed = static_cast<std::uint64_t>(o.seed);
+  options.work_budget = kMaxHeldOutWork;
   std::map<std::string, std::string> source_of;
   const int id_column = table.column("id"), source_column = table.column("source");
   if (o.group == "source" && (id_column < 0 || source_column < 0))

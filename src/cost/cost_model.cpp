@@ -238,7 +238,20 @@ class IterationModel {
 
   StageCost stage_cost(std::int64_t s) const {
     StageCost sc;
-    for (std::int64_t k = s; k < split.virtual_stages; k += p.pp) add_cost(sc, chunk_cost(k));
+    if (m.is_moe()) {
+      for (std::int64_t k = s; k < split.virtual_stages; k += p.pp) add_cost(sc, chunk_cost(k));
+      return sc;
+    }
+    // A dense chunk's cost depends only on its layer count and on holding the embedding or the
+    // head: a stage's other chunks come in two sizes (LayerSplit::StageChunks), each costed once.
+    // The planner visits millions of plans with up to ~60 chunks per stage.
+    const LayerSplit::StageChunks chunks = split.stage_chunks(s);
+    const StageCost wide = range_cost(0, chunks.widest, false, false);
+    const StageCost narrow = chunks.light > 0 ? range_cost(0, chunks.widest - 1, false, false) : wide;
+    for (std::int64_t r = 0, k = s; k < split.virtual_stages; ++r, k += p.pp) {
+      const bool special = k == 0 || k == split.virtual_stages - 1;
+      add_cost(sc, special ? chunk_cost(k) : chunks.layers(r) == chunks.widest ? wide : narrow);
+    }
     return sc;
   }
 
@@ -265,8 +278,8 @@ class IterationModel {
     shape.has_embedding = s == 0;
     shape.has_output_head = s == pp - 1;
     shape.recomputed_layers = 0;
-    for (std::int64_t k = s; k < split.virtual_stages; k += pp)
-      shape.recomputed_layers += p.recomputed_layers(split.virtual_stage_layers(k));
+    const LayerSplit::StageChunks chunks = split.stage_chunks(s);
+    for (std::int64_t r = 0; r < p.vpp; ++r) shape.recomputed_layers += p.recomputed_layers(chunks.layers(r));
     // 1F1B holds p - s micro-batches on stage s; interleaving adds (p-1)/(p v) (Korthikanti §4.2.3).
     double inflight = static_cast<double>(std::min<std::int64_t>(pp - s, microbatches));
     if (p.vpp > 1) inflight *= 1.0 + static_cast<double>(pp - 1) / static_cast<double>(pp * p.vpp);
@@ -415,7 +428,7 @@ struct StageTotals {
 StageTotals visit_stages(const IterationModel& it, std::int64_t special_end) {
   const std::int64_t pp = it.p.pp;
   StageTotals t;
-  auto visit = [&](std::int64_t s, double multiplicity) {
+  auto visit = [&](std::int64_t s, double multiplicity) -> double {
     const StageCost sc = it.stage_cost(s);
     t.sum_s += multiplicity * sc.total();
     if (sc.total() > t.max_s) {
@@ -436,8 +449,17 @@ StageTotals visit_stages(const IterationModel& it, std::int64_t special_end) {
       t.memory = mem;
       t.peak_stage = static_cast<int>(s);
     }
+    return sc.total();
   };
-  for (std::int64_t s = 0; s < std::min(special_end, pp); ++s) visit(s, 1.0);
+  // A dense model's light middle stages (1 .. special_end - 1) differ only in their in-flight
+  // micro-batches, which fall with s: after the first, each adds its time to the sum (one by
+  // one, as visiting it would) and nothing else — equal DP, optimizer and sync terms, a smaller
+  // memory peak. The planner costs millions of plans; visiting each is most of their time.
+  const std::int64_t visited_end = std::min(special_end, pp);
+  const std::int64_t distinct_end = it.m.is_moe() ? visited_end : std::min<std::int64_t>(2, visited_end);
+  double light_middle_s = 0;
+  for (std::int64_t s = 0; s < distinct_end; ++s) light_middle_s = visit(s, 1.0);
+  for (std::int64_t s = distinct_end; s < visited_end; ++s) t.sum_s += light_middle_s;
   const std::int64_t middle_count = pp - 1 - special_end;
   if (middle_count > 0) visit(special_end, static_cast<double>(middle_count));
   if (pp > 1) visit(pp - 1, 1.0);
@@ -513,7 +535,12 @@ void fill_simulation_costs(const IterationModel& it, const StageTotals& stages, 
     costs.dp_sync_s[static_cast<std::size_t>(s)] =
         s == 0 ? stages.sync_first_s : (s == pp - 1 ? stages.sync_last_s : stages.sync_middle_s);
   // Stages whose layer mix differs from the middle ones: their own sync (MoE models only).
+  // A dense model's are its light middles, all alike (visit_stages): one is costed.
   for (std::int64_t s = 1; s < std::min(special_end, pp - 1); ++s) {
+    if (!it.m.is_moe() && s > 1) {
+      costs.dp_sync_s[static_cast<std::size_t>(s)] = costs.dp_sync_s[1];
+      continue;
+    }
     const StageShape shape = it.stage_shape(s);
     costs.dp_sync_s[static_cast<std::size_t>(s)] =
         it.data_parallel_time(shape, stage_parameters(it.m, p, shape), it.stage_cost(s)).sync_s;

@@ -70,6 +70,7 @@ nlohmann::json gain_map_to_json(const std::vector<GainMapCell>& cells, const std
                     {"batch_changes", c.batch_changes},
                     {"plan_changes", c.plan_changes},
                     {"negligible", verdict_of(c) == Verdict::negligible},
+                    {"plans_evaluated", c.plans_evaluated},
                     {"simulation_s", c.simulation_s}});
   return {{"gpu", gpu}, {"cells", rows}, {"conclusion", gain_map_conclusion(cells)}};
 }
@@ -86,6 +87,7 @@ std::string gain_map_to_table(const std::vector<GainMapCell>& cells, const std::
   for (std::int64_t n : counts) out += fmt::format(" {:>{}}", fmt::format("{} GPUs", n), kCellWidth);
   out += "\n";
   double total_s = 0;
+  std::int64_t evaluated = 0;
   for (const std::string& model : models) {
     const auto first = std::find_if(cells.begin(), cells.end(), [&](const GainMapCell& c) { return c.model == model; });
     out += fmt::format("{:<16} {:>7.0f}B", model, first->parameters / units::kGiga);
@@ -93,14 +95,18 @@ std::string gain_map_to_table(const std::vector<GainMapCell>& cells, const std::
       const auto cell = std::find_if(cells.begin(), cells.end(),
                                      [&](const GainMapCell& c) { return c.model == model && c.gpus == n; });
       out += fmt::format(" {:>{}}", cell == cells.end() ? std::string("") : cell_text(*cell), kCellWidth);
-      if (cell != cells.end()) total_s += cell->simulation_s;
+      if (cell == cells.end()) continue;
+      total_s += cell->simulation_s;
+      evaluated += cell->plans_evaluated;
     }
     out += "\n";
   }
   std::string scenarios;
   for (const std::string& name : distinct<std::string>(cells, [](const GainMapCell& c) { return c.scenario; }))
     scenarios += (scenarios.empty() ? "" : ", ") + name;
-  out += fmt::format("\nscenarios: {} ({} cells simulated in {:.1f} s)\n", scenarios, cells.size(), total_s);
+  // Cells run in parallel: their times add up to more than the command's.
+  out += fmt::format("\nscenarios: {} ({} cells, {} plans costed, {:.1f} s of simulation in all)\n", scenarios,
+                     cells.size(), evaluated, total_s);
   out += "conclusion " + gain_map_conclusion(cells) + "\n";
   return out;
 }

@@ -1,11 +1,15 @@
 #include "io/held_out_calibration.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <map>
 #include <numeric>
+#include <thread>
 #include <tuple>
 
+#include "core/error.h"
 #include "core/percentile.h"
 #include "core/seeded_random.h"
 #include "io/calibration_runs.h"
@@ -48,9 +52,20 @@ double metric_error_pct(const ValidationResult& row, double predicted_time_s) {
   return 100.0 * (ratio - 1.0);
 }
 
-HeldOutDraw run_draw(const std::string& group, const std::vector<const ValidationResult*>& members,
-                     std::uint64_t seed, const HeldOutOptions& options, std::vector<double>& before_all,
-                     std::vector<double>& after_all) {
+// One draw with the absolute errors of its predicted rows, before and after.
+struct DrawResult {
+  HeldOutDraw draw;
+  std::vector<double> before_err, after_err;
+};
+
+// Takes the held-out rows' pricing from the budget the draws share, if any.
+void spend(std::atomic<std::int64_t>* budget, std::int64_t work) {
+  if (budget != nullptr && budget->fetch_sub(work, std::memory_order_relaxed) - work < 0)
+    throw Error(kCalibrationWorkField, "spent", "fewer draws");
+}
+
+DrawResult run_draw(const std::string& group, const std::vector<const ValidationResult*>& members,
+                    std::uint64_t seed, const HeldOutOptions& options, std::atomic<std::int64_t>* budget) {
   std::vector<std::size_t> order(members.size());
   std::iota(order.begin(), order.end(), 0);
   SeededRandom random(seed);
@@ -63,13 +78,18 @@ HeldOutDraw run_draw(const std::string& group, const std::vector<const Validatio
     data.runs.push_back(run_measurement(*members[order[i]], ""));
     draw.fitted_on.push_back(members[order[i]]->id);
   }
-  const CalibrationProfile profile = calibrate(data, options.calibration);
+  CalibrationOptions calibration = options.calibration;
+  calibration.work_budget = budget;
+  const CalibrationProfile profile = calibrate(data, calibration);
   draw.parameters = profile.parameters;
   std::vector<const ValidationResult*> rest;
   std::vector<double> before_t, after_t, before_err, after_err;
+  draw.work = profile.work;
   for (std::size_t i = options.rows_per_draw; i < order.size(); ++i) {
     const ValidationResult& row = *members[order[i]];
     const RunMeasurement run = run_measurement(row, "");
+    spend(budget, prediction_work(run));
+    draw.work += prediction_work(run);
     const double after = predict_iteration_time_s(run, calibrated_gpu(run.gpu, profile));
     rest.push_back(&row);
     before_t.push_back(row.predicted_time_s);
@@ -84,9 +104,53 @@ HeldOutDraw run_draw(const std::string& group, const std::vector<const Validatio
   draw.mean_spearman_before = rb.mean;
   draw.mean_spearman_after = ra.mean;
   draw.spearman_groups = ra.groups;
-  before_all.insert(before_all.end(), before_err.begin(), before_err.end());
-  after_all.insert(after_all.end(), after_err.begin(), after_err.end());
-  return draw;
+  return {std::move(draw), std::move(before_err), std::move(after_err)};
+}
+
+struct DrawTask {
+  const std::string* group = nullptr;
+  const std::vector<const ValidationResult*>* members = nullptr;
+  std::uint64_t seed = 0;
+};
+
+Error over_budget(const HeldOutOptions& options, std::size_t tasks) {
+  return Error(kHeldOutBudgetField,
+               std::to_string(tasks) + " draws cost more than " + std::to_string(options.work_budget) +
+                   " simulated pipeline operations, the most one check may cost (to answer within 10 s on 2 cores)",
+               "fewer --draws, fewer --fit-rows, or a file of fewer groups");
+}
+
+// Runs the draws in parallel (each on its own seed: the same results in any order). With a
+// budget, the draws' fits and predictions share it, and the first to overdraw it stops them all.
+std::vector<DrawResult> run_draws(const std::vector<DrawTask>& tasks, const HeldOutOptions& options) {
+  std::vector<DrawResult> results(tasks.size());
+  std::vector<std::exception_ptr> failures(tasks.size());
+  std::atomic<std::int64_t> left{options.work_budget};
+  std::atomic<std::int64_t>* budget = options.work_budget > 0 ? &left : nullptr;
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> stop{false};
+  auto work = [&] {
+    for (std::size_t i = next++; i < tasks.size() && !stop; i = next++) {
+      try {
+        results[i] = run_draw(*tasks[i].group, *tasks[i].members, tasks[i].seed, options, budget);
+      } catch (...) {
+        failures[i] = std::current_exception();
+        stop = true;
+      }
+    }
+  };
+  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t threads = std::min<std::size_t>(options.threads > 0 ? options.threads : hardware, tasks.size());
+  {
+    std::vector<std::jthread> pool;
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+  }  // joins
+  // Overdrawn: the draws together need more than the budget, whichever draw noticed it first.
+  if (budget != nullptr && left.load() < 0) throw over_budget(options, tasks.size());
+  for (const std::exception_ptr& failure : failures)
+    if (failure) std::rethrow_exception(failure);
+  return results;
 }
 
 }  // namespace
@@ -96,20 +160,25 @@ HeldOutCalibration held_out_calibration(const std::vector<ValidationResult>& row
                                         const HeldOutOptions& options) {
   std::map<std::string, std::vector<const ValidationResult*>> groups;
   for (const auto& row : rows) groups[group_of(row)].push_back(&row);
+  std::vector<DrawTask> tasks;
+  for (const auto& [group, members] : groups) {
+    if (members.size() <= options.rows_per_draw) continue;
+    for (std::size_t d = 0; d < options.draws; ++d) tasks.push_back({&group, &members, options.seed + d});
+  }
   HeldOutCalibration out;
   std::vector<double> before_all, after_all;
   double spearman_before = 0, spearman_after = 0;
   std::size_t spearman_draws = 0;
-  for (const auto& [group, members] : groups) {
-    if (members.size() <= options.rows_per_draw) continue;
-    for (std::size_t d = 0; d < options.draws; ++d) {
-      out.draws.push_back(run_draw(group, members, options.seed + d, options, before_all, after_all));
-      if (out.draws.back().spearman_groups > 0) {
-        spearman_before += out.draws.back().mean_spearman_before;
-        spearman_after += out.draws.back().mean_spearman_after;
-        ++spearman_draws;
-      }
+  for (DrawResult& r : run_draws(tasks, options)) {
+    before_all.insert(before_all.end(), r.before_err.begin(), r.before_err.end());
+    after_all.insert(after_all.end(), r.after_err.begin(), r.after_err.end());
+    if (r.draw.spearman_groups > 0) {
+      spearman_before += r.draw.mean_spearman_before;
+      spearman_after += r.draw.mean_spearman_after;
+      ++spearman_draws;
     }
+    out.work += r.draw.work;
+    out.draws.push_back(std::move(r.draw));
   }
   out.median_abs_error_before_pct = median(before_all);
   out.median_abs_error_after_pct = median(after_all);

@@ -411,8 +411,9 @@ LayerSplit default_physical_split(const Plan& p, std::int64_t layers) {
 // A stage's chunks that hold one layer fewer than ceil(T / vpp): the first ones on stage 0 (the
 // embedding's chunk first), the last ones on every other stage (the loss's chunk last).
 std::int64_t widest_chunk(std::int64_t stage_layers, std::int64_t vpp) { return (stage_layers + vpp - 1) / vpp; }
-bool light_chunk(bool first_stage, std::int64_t r, std::int64_t light, std::int64_t vpp) {
-  return first_stage ? r < light : r >= vpp - light;
+LayerSplit::StageChunks chunks_of(bool first_stage, std::int64_t stage_layers, std::int64_t vpp) {
+  const std::int64_t widest = widest_chunk(stage_layers, vpp);
+  return LayerSplit::StageChunks{widest, vpp * widest - stage_layers, vpp, first_stage};
 }
 std::int64_t light_chunks_before(bool first_stage, std::int64_t r, std::int64_t light, std::int64_t vpp) {
   return first_stage ? std::min(r, light) : std::max<std::int64_t>(0, r - (vpp - light));
@@ -423,8 +424,7 @@ std::int64_t layers_before_round(bool first_stage, std::int64_t stage_layers, st
   return r * widest - light_chunks_before(first_stage, r, vpp * widest - stage_layers, vpp);
 }
 std::int64_t chunk_layers(bool first_stage, std::int64_t stage_layers, std::int64_t r, std::int64_t vpp) {
-  const std::int64_t widest = widest_chunk(stage_layers, vpp);
-  return widest - (light_chunk(first_stage, r, vpp * widest - stage_layers, vpp) ? 1 : 0);
+  return chunks_of(first_stage, stage_layers, vpp).layers(r);
 }
 }  // namespace
 
@@ -451,10 +451,11 @@ std::int64_t LayerSplit::physical_stage_layers(std::int64_t s) const {
   return s <= light_middles ? middle - 1 : middle;
 }
 
-std::int64_t LayerSplit::virtual_stage_layers(std::int64_t k) const {
-  const std::int64_t s = k % pp;
-  return chunk_layers(s == 0, physical_stage_layers(s), k / pp, vpp);
+LayerSplit::StageChunks LayerSplit::stage_chunks(std::int64_t s) const {
+  return chunks_of(s == 0, physical_stage_layers(s), vpp);
 }
+
+std::int64_t LayerSplit::virtual_stage_layers(std::int64_t k) const { return stage_chunks(k % pp).layers(k / pp); }
 
 // Chunks before k in pipeline order: every stage's rounds before k's round, then the stages
 // before k's stage in that round. Stages of one kind (the light middles, the full middles) hold

@@ -207,8 +207,22 @@ struct LayerSplit {
   std::int64_t vpp = 1;
   std::int64_t virtual_stages = 1;
 
+  // The chunks of one physical stage: each holds `widest` layers but `light` of them, which hold
+  // one fewer (the first ones on stage 0, the last ones elsewhere).
+  struct StageChunks {
+    std::int64_t widest = 0;
+    std::int64_t light = 0;
+    std::int64_t vpp = 1;
+    bool first_stage = false;
+    std::int64_t layers(std::int64_t round) const {
+      const bool is_light = first_stage ? round < light : round >= vpp - light;
+      return widest - (is_light ? 1 : 0);
+    }
+  };
+
   // Layers on physical stage s (0-based), summed over its chunks.
   std::int64_t physical_stage_layers(std::int64_t s) const;
+  StageChunks stage_chunks(std::int64_t s) const;
   // Layers of virtual stage k (chunk k / pp of physical stage k % pp), and its first layer.
   std::int64_t virtual_stage_layers(std::int64_t k) const;
   std::int64_t virtual_stage_start(std::int64_t k) const;

@@ -1,6 +1,8 @@
 // Candidates: the planner's best plan at every grid batch, and each plan at every batch it runs.
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include "adapt/candidate_set.h"
 #include "adapt/plan_family.h"
 #include "core/error.h"
@@ -42,6 +44,41 @@ TEST(CandidateSet, HoldsThePlannersBestAtEveryBatchAndEveryPlanWhereItRuns) {
   }
   // Plans found at one batch are candidates at the others too (batch-only moves).
   EXPECT_GT(set.candidates.size(), set.plans.size());
+}
+
+// The grid's searches run in parallel, each on one thread: the candidates and the count of plans
+// costed do not depend on how many run at once, and a budget is overdrawn exactly when the
+// searches together cost more than it held.
+TEST(CandidateSet, ParallelSearchesGiveOneAnswerAndSpendAnExactBudget) {
+  const ModelSpec model = builtin_model("llama3-8b");
+  const Cluster cluster = load_cluster("h100-sxm-80gb:32");
+  const std::vector<std::int64_t> grid = {16, 32, 64, 128, 256};
+  CandidateOptions one, three;
+  one.threads = 1;
+  three.threads = 3;
+  const CandidateSet a = build_candidates(model, cluster, 4096, grid, one);
+  const CandidateSet b = build_candidates(model, cluster, 4096, grid, three);
+  EXPECT_EQ(a.plans_evaluated, b.plans_evaluated);
+  EXPECT_EQ(a.batches, b.batches);
+  EXPECT_EQ(a.planner_best, b.planner_best);
+  ASSERT_EQ(a.plans.size(), b.plans.size());
+  for (std::size_t i = 0; i < a.plans.size(); ++i) EXPECT_TRUE(same_plan(a.plans[i], b.plans[i]));
+  ASSERT_EQ(a.candidates.size(), b.candidates.size());
+  for (std::size_t i = 0; i < a.candidates.size(); ++i)
+    EXPECT_EQ(a.candidates[i].predicted_step_time_s, b.candidates[i].predicted_step_time_s);
+
+  std::atomic<std::int64_t> exact{a.plans_evaluated};
+  three.evaluation_budget = &exact;
+  EXPECT_NO_THROW(build_candidates(model, cluster, 4096, grid, three));
+  EXPECT_EQ(exact.load(), 0);
+  std::atomic<std::int64_t> short_by_one{a.plans_evaluated - 1};
+  three.evaluation_budget = &short_by_one;
+  try {
+    build_candidates(model, cluster, 4096, grid, three);
+    ADD_FAILURE() << "a budget one plan short was not overdrawn";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), kEvaluationBudgetField);
+  }
 }
 
 // The pricing build_candidates records rebuilds the cluster, so a candidate's run priced with the

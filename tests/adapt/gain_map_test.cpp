@@ -49,6 +49,19 @@ TEST(GainMap, TheDefaultScenarioFollowsTheClusterSize) {
   EXPECT_STREQ(default_scenario_name(kDefaultGainMapGpus[1]), "cbs-pretrain");
 }
 
+// A map is refused, naming --models, exactly when its cells cost more plans than the budget; the
+// cost of a cell is what its searches cost on one thread each, the same on every run.
+TEST(GainMap, AMapOverItsBudgetIsRefusedExactly) {
+  const ModelSpec m = builtin_model("llama3-8b");
+  const GpuSpec& gpu = find_gpu("h100-sxm-80gb");
+  const std::vector<GainMapCell> cells = gain_map({m}, gpu, {8, 16}, "plateau");
+  const std::int64_t cost = cells[0].plans_evaluated + cells[1].plans_evaluated;
+  ASSERT_GT(cells[0].plans_evaluated, 0);
+  EXPECT_EQ(gain_map({m}, gpu, {8, 16}, "plateau")[1].plans_evaluated, cells[1].plans_evaluated);
+  EXPECT_NO_THROW(gain_map({m}, gpu, {8, 16}, "plateau", cost));
+  EXPECT_EQ(thrown_field([&] { gain_map({m}, gpu, {8, 16}, "plateau", cost - 1); }), "--models");
+}
+
 TEST(GainMap, BadListsNameTheirFlag) {
   const ModelSpec m = builtin_model("llama3-8b");
   const GpuSpec& gpu = find_gpu("h100-sxm-80gb");

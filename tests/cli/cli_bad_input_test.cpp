@@ -796,6 +796,22 @@ TEST_F(CliBadInput, FileFieldsAreCheckedAtTheirSource) {
 // Issue 30's M9 (--seq 0), M10, V4 (flags) and E2: an option that means something only with
 // another is refused without it; bounds are on the flag the user gave, not on a quantity derived
 // from it; a comparison where no plan fits is an answer (exit 0), as for plan itself.
+// H6 / H7 of ../shared/reliability: inputs within their documented limits that ran past 30 s
+// are refused within the bound, naming the option (their work is counted, not timed: the same
+// answer on every machine). Each spends its budget first (~9 s), so sanitized builds skip it.
+TEST_F(CliBadInput, WorkBoundsRefuseMapsAndHeldOutChecksThatWouldRunLong) {
+#ifdef TESSERA_SANITIZED
+  GTEST_SKIP() << "spends the whole budget (~9 s in Release)";
+#endif
+  const RunResult map = run({"adapt", "map", "--models",
+                             "llama3.1-405b,llama3-70b,llama3.1-405b,llama3-70b,llama3.1-405b,llama3-70b,llama3.1-405b,llama3-70b",
+                             "--gpus", "1024,2048,4096,8192,16384,32768,49152,65536"});
+  expect_bad_input(map, {"--models", "plan evaluations"});
+  const fs::path vtrain = fs::path(TESSERA_SOURCE_DIR) / ".." / "shared" / "validation" / "vtrain_runs.csv";
+  if (!fs::exists(vtrain)) GTEST_SKIP() << "no ../shared/validation";
+  expect_bad_input(run({"calibrate", "--held-out", vtrain.string(), "--draws", "1000"}), {"--draws"});
+}
+
 TEST_F(CliBadInput, FlagsNeedTheirPrerequisitesAndNoFitIsAnAnswer) {
   const std::vector<std::string> plan = {"plan", "--quiet", "--model", "llama3-8b", "--cluster", "h100:64", "--gbs", "256"};
   const auto plan_with = [&](std::vector<std::string> extra) {

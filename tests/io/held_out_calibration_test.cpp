@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/error.h"
 #include "io/csv_table.h"
 #include "io/leave_one_source_out.h"
 
@@ -63,6 +64,44 @@ TEST(HeldOutCalibration, TwoRowsOfASourceLowerItsHeldOutErrorOverall) {
   const HeldOutCalibration r = run_check("public_runs.csv", 2, 5, true);
   EXPECT_LT(r.median_abs_error_after_pct, r.median_abs_error_before_pct);
   for (const auto& d : r.draws) EXPECT_EQ(d.fitted_on.size(), 2u);
+}
+
+// Draws run in parallel on their own seeds: the same result for any thread count. The work a
+// check does is fixed by its rows, so a budget refuses it, naming --draws, exactly when the
+// draws together need more. The H200 runs (a copy kept beside the tests) need no ../shared.
+TEST(HeldOutCalibration, ParallelDrawsGiveOneAnswerAndAnExactBudget) {
+  const std::filesystem::path file = std::filesystem::path(TESSERA_SOURCE_DIR) / "tests" / "io" / "fixtures" / "h200" / "runs.csv";
+  const ValidationReport report = validate_runs(read_table(file));
+  const auto by_model = [](const ValidationResult& r) { return r.model_name; };
+  HeldOutOptions options;
+  options.rows_per_draw = 2;
+  options.draws = 4;
+  options.threads = 1;
+  const HeldOutCalibration one = held_out_calibration(report.rows, by_model, options);
+  options.threads = 3;
+  const HeldOutCalibration three = held_out_calibration(report.rows, by_model, options);
+  ASSERT_FALSE(one.draws.empty());
+  ASSERT_EQ(one.draws.size(), three.draws.size());
+  for (std::size_t i = 0; i < one.draws.size(); ++i) {
+    EXPECT_EQ(one.draws[i].group, three.draws[i].group);
+    EXPECT_EQ(one.draws[i].fitted_on, three.draws[i].fitted_on);
+    EXPECT_EQ(one.draws[i].median_abs_error_after_pct, three.draws[i].median_abs_error_after_pct);
+    EXPECT_EQ(one.draws[i].work, three.draws[i].work);
+    // At least the fit's first residual evaluation and every held-out row were priced.
+    EXPECT_GE(one.draws[i].work, static_cast<std::int64_t>(options.rows_per_draw + one.draws[i].predicted) * kEstimateBaseOps);
+  }
+  EXPECT_EQ(one.work, three.work);
+  EXPECT_EQ(one.median_abs_error_after_pct, three.median_abs_error_after_pct);
+
+  options.work_budget = one.work;
+  EXPECT_NO_THROW(held_out_calibration(report.rows, by_model, options));
+  options.work_budget = one.work - 1;
+  try {
+    held_out_calibration(report.rows, by_model, options);
+    ADD_FAILURE() << "a budget one unit short was not overdrawn";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "--draws");
+  }
 }
 
 }  // namespace
