@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Dict, Iterator, List, Optional
 
 from . import _arguments, _tessera
+from ._process_group import world_and_rank
 
 __all__ = ["ElasticBatchSampler"]
 
@@ -55,9 +56,7 @@ class ElasticBatchSampler:
     ) -> None:
         dataset_size = _arguments.integer("dataset_size", dataset_size, 0, _arguments.MAX_COUNT)
         if num_replicas is None or rank is None:
-            from .torch import _process_group  # lazy: imports torch.distributed
-
-            world, me = _process_group()
+            world, me = world_and_rank()
             num_replicas = world if num_replicas is None else num_replicas
             rank = me if rank is None else rank
         num_replicas = _arguments.integer("num_replicas", num_replicas, 1, _arguments.MAX_SLOTS)

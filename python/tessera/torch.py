@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Iterator, List, Optional, Sequence
 
 from . import _arguments, _tessera
+from ._process_group import world_and_rank
 from .elastic_sampler import ElasticBatchSampler  # noqa: F401  (re-export)
 from .grad_norm_hook import GradNormHook, StepNorms  # noqa: F401  (re-export; torch imported when built)
 
@@ -29,14 +30,6 @@ __all__ = ["BalancedDistributedSampler", "ElasticBatchSampler", "GradNormHook", 
 # steps in their queue (balance/outlier_queues.h), carried samples one step each. What is left
 # after it goes through the stream again, and the end of the epoch flushes the rest.
 _STREAM_SLACK_STEPS = 64
-
-
-def _process_group() -> tuple[int, int]:
-    import torch.distributed as dist  # lazy: only when rank or size is not given
-
-    if not (dist.is_available() and dist.is_initialized()):
-        raise ValueError("num_replicas and rank: not given and no torch.distributed process group is initialized")
-    return dist.get_world_size(), dist.get_rank()
 
 
 class BalancedDistributedSampler:
@@ -257,7 +250,7 @@ _METHODS = ("lpt", "kk", "fixed-greedy", "none", "wlb")
 def _group(size_name: str, size, rank_name: str, rank) -> tuple:
     """(num_replicas, rank), checked; what is None comes from the initialized process group."""
     if size is None or rank is None:
-        world, me = _process_group()
+        world, me = world_and_rank()
         size = world if size is None else size
         rank = me if rank is None else rank
     size = _arguments.integer(size_name, size, 1, _arguments.MAX_SLOTS)
