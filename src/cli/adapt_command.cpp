@@ -36,8 +36,6 @@ struct SimulateOptions {
   bool json = false;
 };
 
-bool given(const CLI::App& sub, const char* flag) { return sub.get_option(flag)->count() > 0; }
-
 // The cluster to simulate: --cluster as given, or with --gpus its GPU count replaced (links kept);
 // with --gpus, --cluster may be a GPU name alone.
 Cluster simulate_cluster(const SimulateOptions& o, const CLI::App& sub) {

@@ -188,167 +188,210 @@ void compute_costs(const SampleCostModel& model, const std::vector<SampleTokens>
 
 }  // namespace
 
+namespace {
+
+struct BalanceOptions {
+  std::string samples, synthetic, method = "wlb", model = kDefaultModel, cluster = kDefaultGpu;
+  std::int64_t dp = 0, microbatches = 0, max_tokens = 0, steps = 0, n = 0, seed = 0;
+  bool json = false;
+  // --per-batch-cp
+  bool per_batch_cp = false, mix_per_sequence = false;
+  std::string mix, recompute = "full";
+  std::int64_t gpus = 0, cp = 1, step_tokens = kDefaultStepTokens;
+};
+
+void add_balance_options(CLI::App& sub, BalanceOptions& o) {
+  sub.add_option("--samples", o.samples, "JSONL file, one sample per line (see README)");
+  sub.add_option("--synthetic", o.synthetic, "wlb-like or mllm-like");
+  sub.add_option("--dp", o.dp, "Data-parallel ranks D");
+  sub.add_option("--microbatches", o.microbatches, "Micro-batches M per rank and step");
+  sub.add_option("--max-tokens", o.max_tokens, "Token cap S of one micro-batch (required with --steps)");
+  sub.add_option("--steps", o.steps, "Steps K, each filling D x M x S tokens");
+  sub.add_option("--n", o.n, "One step over N samples");
+  sub.add_option("--method", o.method, "none, fixed-greedy, lpt, kk or wlb")->capture_default_str();
+  sub.add_option("--model", o.model, "Backbone: zoo name, model JSON or HF config.json")->capture_default_str();
+  sub.add_option("--cluster", o.cluster, "GPU key, GPU:COUNT or cluster JSON (its GPU sets the costs)")
+      ->capture_default_str();
+  sub.add_option("--seed", o.seed, "Seed of the synthetic stream and the random baseline")->capture_default_str();
+  sub.add_flag("--json", o.json, "Print one JSON document");
+}
+
+void add_per_batch_cp_options(CLI::App& sub, BalanceOptions& o) {
+  sub.add_flag("--per-batch-cp", o.per_batch_cp, "Static cp against cp re-chosen per step on a stream of --mix");
+  sub.add_option("--mix", o.mix, "With --per-batch-cp: NAME[:WEIGHT],... (built-in, file, long-video)");
+  sub.add_option("--gpus", o.gpus, "With --per-batch-cp: GPUs G of a stage (or --dp x --cp)");
+  sub.add_option("--cp", o.cp, "With --per-batch-cp and --dp: G = dp x cp");
+  sub.add_option("--step-tokens", o.step_tokens, "With --per-batch-cp: tokens per step");
+  sub.add_flag("--mix-per-sequence", o.mix_per_sequence, "With --per-batch-cp: draw each sequence's mix, not each step's");
+  sub.add_option("--recompute", o.recompute, "With --per-batch-cp: none, selective or full")->capture_default_str();
+}
+
+// balance --per-batch-cp: its own inputs (a mix, a stage's GPUs), checked, then the comparison.
+void per_batch_cp_command(const BalanceOptions& o, const CLI::App& sub, const CommandOutput& io) {
+  if (given(sub, "--samples") || given(sub, "--synthetic") || given(sub, "--microbatches") || given(sub, "--n"))
+    throw Error("per-batch-cp", "takes its samples from --mix", "--mix without --samples, --synthetic, --n, --microbatches");
+  if (given(sub, "--gpus") && given(sub, "--dp"))
+    throw Error("gpus", "give --gpus G or --dp D [--cp C], not both", "--gpus G or --dp D --cp C");
+  if (!given(sub, "--gpus") && !given(sub, "--dp")) throw Error("gpus", "missing", "--gpus G or --dp D --cp C");
+  if (given(sub, "--dp")) {
+    require_positive("dp", o.dp, kMaxPerBatchGpus);
+    require_positive("cp", o.cp, kMaxPerBatchGpus);
+  }
+  if (given(sub, "--steps")) require_positive("steps", o.steps, kMaxPerBatchSteps);
+  require_positive("step-tokens", o.step_tokens, kMaxPerBatchStepTokens);
+  const std::int64_t gpus = given(sub, "--gpus") ? o.gpus : o.dp * o.cp;
+  run_per_batch_cp({o.mix, o.model, o.cluster, o.recompute, gpus, given(sub, "--steps") ? o.steps : kDefaultPerBatchSteps,
+                    o.step_tokens, o.seed, o.mix_per_sequence, o.json},
+                   io);
+}
+
+// The stream mode's flags: one sample source, the slots, and --steps or --n (not both); returns
+// the --synthetic mix (wlb-like when the samples come from a file).
+SyntheticMix check_stream_flags(const BalanceOptions& o, const CLI::App& sub) {
+  for (const char* only : {"--mix", "--gpus", "--cp", "--step-tokens", "--mix-per-sequence", "--recompute"})
+    if (given(sub, only)) throw Error(std::string(only).substr(2), "only with --per-batch-cp", "--per-batch-cp, or leave it out");
+  if (given(sub, "--samples") == given(sub, "--synthetic"))
+    throw Error("samples", "give exactly one of --samples and --synthetic",
+                "--samples FILE.jsonl or --synthetic wlb-like|mllm-like");
+  if (!given(sub, "--dp")) throw Error("dp", "missing", "--dp D, a positive integer");
+  if (!given(sub, "--microbatches")) throw Error("microbatches", "missing", "--microbatches M, a positive integer");
+  if (given(sub, "--steps") && given(sub, "--n")) throw Error("steps", "give --steps K or --n N, not both", "--steps K or --n N");
+  require_non_negative("seed", o.seed);
+  const bool synthetic = given(sub, "--synthetic");
+  const SyntheticMix mix = synthetic ? parse_synthetic_mix(o.synthetic) : SyntheticMix::wlb_like;
+  if (synthetic && !given(sub, "--steps") && !given(sub, "--n")) throw Error("steps", "missing for --synthetic", "--steps K or --n N");
+  if (given(sub, "--n")) require_positive("n", o.n, synthetic ? kMaxCliSyntheticSamples : kMaxSyntheticSamples);
+  if (given(sub, "--steps")) require_positive("steps", o.steps, kMaxSteps);
+  return mix;
+}
+
+StreamSettings stream_settings(const BalanceOptions& o, bool one_step) {
+  StreamSettings settings;
+  require_positive("dp", o.dp, kMaxSlots);
+  require_positive("microbatches", o.microbatches, kMaxSlots);
+  settings.dp = static_cast<int>(o.dp);
+  settings.microbatches = static_cast<int>(o.microbatches);
+  settings.max_tokens = o.max_tokens;
+  settings.one_step = one_step;
+  settings.steps = settings.one_step ? 1 : static_cast<int>(o.steps);
+  settings.method = parse_balance_method(o.method);
+  settings.validate();
+  return settings;
+}
+
+// The samples of the first balancing attempt: the file's (its first --n), or synthetic ones.
+std::vector<SampleTokens> first_samples(const BalanceOptions& o, const CLI::App& sub, const StreamSettings& settings,
+                                        SyntheticMix mix) {
+  const auto seed = static_cast<std::uint64_t>(o.seed);
+  if (given(sub, "--samples")) {
+    std::vector<SampleTokens> samples = read_sample_file(o.samples);
+    if (given(sub, "--n")) {
+      if (o.n > static_cast<std::int64_t>(samples.size()))
+        throw Error("n", fmt::format("the file has {} samples", samples.size()), fmt::format("1 to {}", samples.size()));
+      samples.resize(static_cast<std::size_t>(o.n));
+    }
+    return samples;
+  }
+  if (settings.one_step) return synthetic_samples(mix, o.n, seed);
+  return synthetic_samples(
+      mix, std::min(kMaxCliSyntheticSamples, kGuessSamplesPerSlotStep * settings.slots() * (settings.steps + 1)), seed);
+}
+
+struct BalancedStream {
+  Costs costs;
+  StreamResult result;
+  double time_ms = 0;  // costing and balancing, the last attempt
+};
+
+// Costs and balances the samples; a synthetic --steps run that runs out of samples draws more
+// (the same prefix, x kGrowth) until its steps are filled, up to kMaxCliSyntheticSamples.
+BalancedStream balance_samples(const BalanceOptions& o, const SampleCostModel& cost_model, const StreamSettings& settings,
+                               std::vector<SampleTokens> samples, bool synthetic, SyntheticMix mix) {
+  BalancedStream b;
+  for (;;) {
+    const auto start = std::chrono::steady_clock::now();
+    compute_costs(cost_model, samples, b.costs);
+    b.result = balance_stream(b.costs.tokens, b.costs.total_s, settings);
+    b.time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const auto have = static_cast<std::int64_t>(samples.size());
+    if (!synthetic || settings.one_step || !b.result.ran_out) break;
+    if (have >= kMaxCliSyntheticSamples)
+      throw Error("steps", fmt::format("{} steps of {} x {} x {} tokens need more than {} synthetic samples", o.steps,
+                                       o.dp, o.microbatches, o.max_tokens, kMaxCliSyntheticSamples),
+                  "fewer steps, slots or --max-tokens");
+    samples = synthetic_samples(mix, std::min(kMaxCliSyntheticSamples, have * kGrowth), static_cast<std::uint64_t>(o.seed));
+  }
+  const std::vector<std::string> broken = stream_violations(b.result, b.costs.tokens, b.costs.total_s, settings);
+  if (!broken.empty()) throw std::logic_error("balancer invariant broken: " + broken.front());
+  return b;
+}
+
+BalanceReport stream_report(const BalanceOptions& o, const BalancedStream& b, const StreamSettings& settings,
+                            const std::string& source, const ModelSpec& model, const GpuSpec& gpu) {
+  const int slots = settings.slots();
+  const auto seed = static_cast<std::uint64_t>(o.seed);
+  const StreamResult& result = b.result;
+  BalanceReport report;
+  report.source = source;
+  report.method = to_string(settings.method);
+  report.dp = o.dp;
+  report.microbatches = o.microbatches;
+  report.max_tokens = o.max_tokens;
+  report.steps = static_cast<std::int64_t>(result.steps.size());
+  report.seed = seed;
+  report.model = model.name;
+  report.gpu = gpu.key;
+  report.balanced = mean_load_balance(result, b.costs.total_s, slots);
+  report.random = mean_random_load_balance(result, b.costs.total_s, slots, seed);
+  const struct {
+    const char* name;
+    const std::vector<double>& cost;
+  } modules[] = {{"backbone", b.costs.backbone_s}, {"encoder", b.costs.encoder_s}, {"generator", b.costs.generator_s}};
+  for (const auto& m : modules) {
+    if (std::none_of(m.cost.begin(), m.cost.end(), [](double c) { return c > 0; })) continue;
+    report.modules.push_back(
+        {m.name, mean_load_balance(result, m.cost, slots), mean_random_load_balance(result, m.cost, slots, seed)});
+  }
+  report.n_in = result.n_in;
+  report.n_assigned = result.n_assigned;
+  report.n_carried = result.n_carried;
+  report.mean_delay_steps = result.mean_delay_steps;
+  report.max_delay_steps = result.max_delay_steps;
+  report.outlier_queues = result.outlier_queues;
+  double slowest_sum = 0;
+  for (const StepResult& step : result.steps) slowest_sum += *std::max_element(step.slot_time_s.begin(), step.slot_time_s.end());
+  report.step_time_s = result.steps.empty() ? 0.0 : slowest_sum / static_cast<double>(result.steps.size());
+  report.time_ms = b.time_ms;
+  return report;
+}
+
+// balance: a sample file or a synthetic stream over --dp x --microbatches slots, step by step.
+void stream_command(const BalanceOptions& o, const CLI::App& sub, const CommandOutput& io) {
+  const SyntheticMix mix = check_stream_flags(o, sub);
+  const bool synthetic = given(sub, "--synthetic");
+  StreamSettings settings = stream_settings(o, !given(sub, "--steps"));
+  const ModelSpec model = load_model(o.model);
+  const GpuSpec gpu = gpu_of(o.cluster);
+  const std::int64_t packed_tokens = o.max_tokens > 0 ? o.max_tokens : model.max_context;
+  const SampleCostModel cost_model = make_sample_cost_model(model, gpu, packed_tokens);
+  settings.filler_s_per_token = cost_model.backbone.linear_s_per_token;
+  const BalancedStream b = balance_samples(o, cost_model, settings, first_samples(o, sub, settings, mix), synthetic, mix);
+  const std::string source = synthetic ? std::string("synthetic ") + to_string(mix) : o.samples;
+  const BalanceReport report = stream_report(o, b, settings, source, model, gpu);
+  if (o.json) io.print("{}\n", json_fields::to_text(balance_report_to_json(report), 2));
+  else io.print("{}", balance_report_to_table(report));
+}
+
+}  // namespace
+
 void register_balance(CLI::App& app, CommandRegistry& commands) {
   auto* sub = app.add_subcommand("balance", "Balance samples over data-parallel ranks and micro-batches");
-  struct Options {
-    std::string samples, synthetic, method = "wlb", model = kDefaultModel, cluster = kDefaultGpu;
-    std::int64_t dp = 0, microbatches = 0, max_tokens = 0, steps = 0, n = 0, seed = 0;
-    bool json = false;
-    // --per-batch-cp
-    bool per_batch_cp = false, mix_per_sequence = false;
-    std::string mix, recompute = "full";
-    std::int64_t gpus = 0, cp = 1, step_tokens = kDefaultStepTokens;
-  };
-  auto o = std::make_shared<Options>();
-  auto* samples_opt = sub->add_option("--samples", o->samples, "JSONL file, one sample per line (see README)");
-  auto* synthetic_opt = sub->add_option("--synthetic", o->synthetic, "wlb-like or mllm-like");
-  auto* dp_opt = sub->add_option("--dp", o->dp, "Data-parallel ranks D");
-  auto* mb_opt = sub->add_option("--microbatches", o->microbatches, "Micro-batches M per rank and step");
-  sub->add_option("--max-tokens", o->max_tokens, "Token cap S of one micro-batch (required with --steps)");
-  auto* steps_opt = sub->add_option("--steps", o->steps, "Steps K, each filling D x M x S tokens");
-  auto* n_opt = sub->add_option("--n", o->n, "One step over N samples");
-  sub->add_option("--method", o->method, "none, fixed-greedy, lpt, kk or wlb")->capture_default_str();
-  sub->add_option("--model", o->model, "Backbone: zoo name, model JSON or HF config.json")->capture_default_str();
-  sub->add_option("--cluster", o->cluster, "GPU key, GPU:COUNT or cluster JSON (its GPU sets the costs)")
-      ->capture_default_str();
-  sub->add_option("--seed", o->seed, "Seed of the synthetic stream and the random baseline")->capture_default_str();
-  sub->add_flag("--json", o->json, "Print one JSON document");
-  sub->add_flag("--per-batch-cp", o->per_batch_cp, "Static cp against cp re-chosen per step on a stream of --mix");
-  auto* mix_opt = sub->add_option("--mix", o->mix, "With --per-batch-cp: NAME[:WEIGHT],... (built-in, file, long-video)");
-  auto* gpus_opt = sub->add_option("--gpus", o->gpus, "With --per-batch-cp: GPUs G of a stage (or --dp x --cp)");
-  auto* cp_opt = sub->add_option("--cp", o->cp, "With --per-batch-cp and --dp: G = dp x cp");
-  auto* step_tokens_opt = sub->add_option("--step-tokens", o->step_tokens, "With --per-batch-cp: tokens per step");
-  auto* per_sequence_opt = sub->add_flag("--mix-per-sequence", o->mix_per_sequence,
-                                         "With --per-batch-cp: draw each sequence's mix, not each step's");
-  auto* recompute_opt = sub->add_option("--recompute", o->recompute, "With --per-batch-cp: none, selective or full")
-                            ->capture_default_str();
-  commands.add(sub, [=, &io = commands.output()]() {
-    if (o->per_batch_cp) {
-      if (samples_opt->count() > 0 || synthetic_opt->count() > 0 || mb_opt->count() > 0 || n_opt->count() > 0)
-        throw Error("per-batch-cp", "takes its samples from --mix", "--mix without --samples, --synthetic, --n, --microbatches");
-      if (gpus_opt->count() > 0 && dp_opt->count() > 0)
-        throw Error("gpus", "give --gpus G or --dp D [--cp C], not both", "--gpus G or --dp D --cp C");
-      if (gpus_opt->count() == 0 && dp_opt->count() == 0) throw Error("gpus", "missing", "--gpus G or --dp D --cp C");
-      if (dp_opt->count() > 0) {
-        require_positive("dp", o->dp, kMaxPerBatchGpus);
-        require_positive("cp", o->cp, kMaxPerBatchGpus);
-      }
-      if (steps_opt->count() > 0) require_positive("steps", o->steps, kMaxPerBatchSteps);
-      require_positive("step-tokens", o->step_tokens, kMaxPerBatchStepTokens);
-      const std::int64_t gpus = gpus_opt->count() > 0 ? o->gpus : o->dp * o->cp;
-      run_per_batch_cp({o->mix, o->model, o->cluster, o->recompute, gpus,
-                        steps_opt->count() > 0 ? o->steps : kDefaultPerBatchSteps, o->step_tokens, o->seed,
-                        o->mix_per_sequence, o->json},
-                       io);
-      return 0;
-    }
-    for (const auto* only : {mix_opt, gpus_opt, cp_opt, step_tokens_opt, per_sequence_opt, recompute_opt})
-      if (only->count() > 0)
-        throw Error(only->get_name().substr(2), "only with --per-batch-cp", "--per-batch-cp, or leave it out");
-    if ((samples_opt->count() > 0) == (synthetic_opt->count() > 0))
-      throw Error("samples", "give exactly one of --samples and --synthetic",
-                  "--samples FILE.jsonl or --synthetic wlb-like|mllm-like");
-    if (dp_opt->count() == 0) throw Error("dp", "missing", "--dp D, a positive integer");
-    if (mb_opt->count() == 0) throw Error("microbatches", "missing", "--microbatches M, a positive integer");
-    if (steps_opt->count() > 0 && n_opt->count() > 0)
-      throw Error("steps", "give --steps K or --n N, not both", "--steps K or --n N");
-    require_non_negative("seed", o->seed);
-    const bool synthetic = synthetic_opt->count() > 0;
-    const SyntheticMix mix = synthetic ? parse_synthetic_mix(o->synthetic) : SyntheticMix::wlb_like;
-    if (synthetic && steps_opt->count() == 0 && n_opt->count() == 0)
-      throw Error("steps", "missing for --synthetic", "--steps K or --n N");
-    if (n_opt->count() > 0) require_positive("n", o->n, synthetic ? kMaxCliSyntheticSamples : kMaxSyntheticSamples);
-    if (steps_opt->count() > 0) require_positive("steps", o->steps, kMaxSteps);
-
-    StreamSettings settings;
-    require_positive("dp", o->dp, kMaxSlots);
-    require_positive("microbatches", o->microbatches, kMaxSlots);
-    settings.dp = static_cast<int>(o->dp);
-    settings.microbatches = static_cast<int>(o->microbatches);
-    settings.max_tokens = o->max_tokens;
-    settings.one_step = steps_opt->count() == 0;
-    settings.steps = settings.one_step ? 1 : static_cast<int>(o->steps);
-    settings.method = parse_balance_method(o->method);
-    settings.validate();
-
-    const ModelSpec model = load_model(o->model);
-    const GpuSpec gpu = gpu_of(o->cluster);
-    const std::int64_t packed_tokens = o->max_tokens > 0 ? o->max_tokens : model.max_context;
-    const SampleCostModel cost_model = make_sample_cost_model(model, gpu, packed_tokens);
-    settings.filler_s_per_token = cost_model.backbone.linear_s_per_token;
-    const auto seed = static_cast<std::uint64_t>(o->seed);
-
-    std::vector<SampleTokens> samples;
-    if (!synthetic) {
-      samples = read_sample_file(o->samples);
-      if (n_opt->count() > 0) {
-        if (o->n > static_cast<std::int64_t>(samples.size()))
-          throw Error("n", fmt::format("the file has {} samples", samples.size()),
-                      fmt::format("1 to {}", samples.size()));
-        samples.resize(static_cast<std::size_t>(o->n));
-      }
-    } else if (settings.one_step) {
-      samples = synthetic_samples(mix, o->n, seed);
-    } else {
-      samples = synthetic_samples(
-          mix, std::min(kMaxCliSyntheticSamples, kGuessSamplesPerSlotStep * settings.slots() * (settings.steps + 1)),
-          seed);
-    }
-
-    Costs costs;
-    StreamResult result;
-    double time_ms = 0;
-    for (;;) {
-      const auto start = std::chrono::steady_clock::now();
-      compute_costs(cost_model, samples, costs);
-      result = balance_stream(costs.tokens, costs.total_s, settings);
-      time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-      const auto have = static_cast<std::int64_t>(samples.size());
-      if (!synthetic || settings.one_step || !result.ran_out) break;
-      if (have >= kMaxCliSyntheticSamples)
-        throw Error("steps", fmt::format("{} steps of {} x {} x {} tokens need more than {} synthetic samples",
-                                         o->steps, o->dp, o->microbatches, o->max_tokens, kMaxCliSyntheticSamples),
-                    "fewer steps, slots or --max-tokens");
-      samples = synthetic_samples(mix, std::min(kMaxCliSyntheticSamples, have * kGrowth), seed);  // same prefix
-    }
-    const std::vector<std::string> broken = stream_violations(result, costs.tokens, costs.total_s, settings);
-    if (!broken.empty()) throw std::logic_error("balancer invariant broken: " + broken.front());
-
-    const int slots = settings.slots();
-    BalanceReport report;
-    report.source = synthetic ? std::string("synthetic ") + to_string(mix) : o->samples;
-    report.method = to_string(settings.method);
-    report.dp = o->dp;
-    report.microbatches = o->microbatches;
-    report.max_tokens = o->max_tokens;
-    report.steps = static_cast<std::int64_t>(result.steps.size());
-    report.seed = seed;
-    report.model = model.name;
-    report.gpu = gpu.key;
-    report.balanced = mean_load_balance(result, costs.total_s, slots);
-    report.random = mean_random_load_balance(result, costs.total_s, slots, seed);
-    const struct {
-      const char* name;
-      const std::vector<double>& cost;
-    } modules[] = {{"backbone", costs.backbone_s}, {"encoder", costs.encoder_s}, {"generator", costs.generator_s}};
-    for (const auto& m : modules) {
-      if (std::none_of(m.cost.begin(), m.cost.end(), [](double c) { return c > 0; })) continue;
-      report.modules.push_back(
-          {m.name, mean_load_balance(result, m.cost, slots), mean_random_load_balance(result, m.cost, slots, seed)});
-    }
-    report.n_in = result.n_in;
-    report.n_assigned = result.n_assigned;
-    report.n_carried = result.n_carried;
-    report.mean_delay_steps = result.mean_delay_steps;
-    report.max_delay_steps = result.max_delay_steps;
-    report.outlier_queues = result.outlier_queues;
-    double slowest_sum = 0;
-    for (const StepResult& step : result.steps)
-      slowest_sum += *std::max_element(step.slot_time_s.begin(), step.slot_time_s.end());
-    report.step_time_s = result.steps.empty() ? 0.0 : slowest_sum / static_cast<double>(result.steps.size());
-    report.time_ms = time_ms;
-    if (o->json) io.print("{}\n", json_fields::to_text(balance_report_to_json(report), 2));
-    else io.print("{}", balance_report_to_table(report));
+  auto o = std::make_shared<BalanceOptions>();
+  add_balance_options(*sub, *o);
+  add_per_batch_cp_options(*sub, *o);
+  commands.add(sub, [o, sub, &io = commands.output()]() {
+    if (o->per_batch_cp) per_batch_cp_command(*o, *sub, io);
+    else stream_command(*o, *sub, io);
     return 0;
   });
 }

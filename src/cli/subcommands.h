@@ -16,16 +16,19 @@ namespace tessera::cli {
 
 inline constexpr int kExitUsage = 2;  // bad input: one line on stderr
 
+// Whether the command line gave `option` (a flag or an option with its value).
+inline bool given(const CLI::App& sub, const std::string& option) { return sub.get_option(option)->count() > 0; }
+
 // An option that means something only with another is refused without it, so no flag is silently
 // ignored (`calibrate --draws 5` without --held-out).
 inline void require_prerequisite(const CLI::App& sub, const std::string& option, const std::string& prerequisite) {
-  if (sub.get_option(option)->count() > 0 && sub.get_option(prerequisite)->count() == 0)
+  if (given(sub, option) && !given(sub, prerequisite))
     throw Error(option, "has no effect without " + prerequisite, prerequisite + " with it, or leave " + option + " out");
 }
 
 // Two options that cannot be used together (one would be silently ignored).
 inline void require_apart(const CLI::App& sub, const std::string& option, const std::string& other) {
-  if (sub.get_option(option)->count() > 0 && sub.get_option(other)->count() > 0)
+  if (given(sub, option) && given(sub, other))
     throw Error(option, "cannot be used with " + other + " (one of them would be ignored)", "one of the two");
 }
 

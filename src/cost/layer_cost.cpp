@@ -183,6 +183,50 @@ LayerContext make_layer_context(const ModelSpec& model, const Cluster& cluster, 
   return x;
 }
 
+namespace {
+
+// What the recomputation of one layer re-runs: its forward's parts.
+struct ForwardParts {
+  double layer_s = 0;          // the whole forward, dispatch included
+  double core_attention_s = 0;
+  double up_projection_s = 0;  // MLA's
+  double norm_s = 0;
+  double mlp_s = 0;            // the dense MLP's GEMMs and activation (only when it is recomputed)
+  double expert_comm_s = 0;    // the MoE block's dispatch and combine
+};
+struct RecomputeTime {
+  double recompute_s = 0;
+  double comm_s = 0;  // expert communication run again
+};
+
+// Full recompute re-runs the forward (dispatch included); selective re-runs the modules named.
+RecomputeTime recompute_time(Recompute recompute, unsigned modules, bool moe, const ForwardParts& f,
+                             const MoeBlockCost& block) {
+  RecomputeTime r;
+  switch (recompute) {
+    case Recompute::none: break;
+    case Recompute::full:
+      r.recompute_s = f.layer_s;
+      r.comm_s = f.expert_comm_s;
+      break;
+    case Recompute::selective:
+      if (modules & kRecomputeCoreAttn) r.recompute_s += f.core_attention_s;
+      if (modules & kRecomputeMlaUpProj) r.recompute_s += f.up_projection_s;
+      if (modules & kRecomputeLayernorm) r.recompute_s += f.norm_s;
+      if (moe && (modules & kRecomputeMoeAct)) r.recompute_s += block.expert_act_s;
+      if (!moe && (modules & kRecomputeMlp)) r.recompute_s += f.mlp_s;
+      if (moe && (modules & kRecomputeSharedExperts)) r.recompute_s += block.shared_gemm_s;
+      if (moe && (modules & kRecomputeMoe)) {
+        r.recompute_s += block.compute_s() - ((modules & kRecomputeSharedExperts) ? block.shared_gemm_s : 0.0);
+        r.comm_s = f.expert_comm_s;
+      }
+      break;
+  }
+  return r;
+}
+
+}  // namespace
+
 LayerCost layer_cost(const LayerContext& x, bool moe, Recompute recompute) {
   const ModelSpec& m = x.m;
   const Plan& p = x.p;
@@ -267,28 +311,14 @@ LayerCost layer_cost(const LayerContext& x, bool moe, Recompute recompute) {
                                : host_bound_time_s(cost.gpu_bwd_s, cost.host_bwd_s - ep_fwd,
                                                    x.c.gpu.host_overlap_exponent);
 
-  // Recompute: full re-runs the forward (dispatch included); selective re-runs the modules named.
   const unsigned modules = recompute == Recompute::selective ? p.selective_modules() : 0u;
-  double recompute_comm = 0;
-  switch (recompute) {
-    case Recompute::none: break;
-    case Recompute::full:
-      cost.recompute_s = cost.fwd_s;
-      recompute_comm = ep_fwd;
-      break;
-    case Recompute::selective:
-      if (modules & kRecomputeCoreAttn) cost.recompute_s += core.fwd_s;
-      if (modules & kRecomputeMlaUpProj) cost.recompute_s += projections.up_projection_s;
-      if (modules & kRecomputeLayernorm) cost.recompute_s += norm_fwd;
-      if (moe && (modules & kRecomputeMoeAct)) cost.recompute_s += block.expert_act_s;
-      if (!moe && (modules & kRecomputeMlp)) cost.recompute_s += mlp_gemm_fwd + memory_bound_time_s(kB16 * T * act_passes * act_width, x.c.gpu);
-      if (moe && (modules & kRecomputeSharedExperts)) cost.recompute_s += block.shared_gemm_s;
-      if (moe && (modules & kRecomputeMoe)) {
-        cost.recompute_s += block.compute_s() - ((modules & kRecomputeSharedExperts) ? block.shared_gemm_s : 0.0);
-        recompute_comm = ep_fwd;
-      }
-      break;
-  }
+  const bool mlp_recomputed = !moe && (modules & kRecomputeMlp);
+  const ForwardParts parts{cost.fwd_s, core.fwd_s, projections.up_projection_s, norm_fwd,
+                           mlp_recomputed ? mlp_gemm_fwd + memory_bound_time_s(kB16 * T * act_passes * act_width, x.c.gpu) : 0.0,
+                           ep_fwd};
+  const RecomputeTime again = recompute_time(recompute, modules, moe, parts, block);
+  cost.recompute_s = again.recompute_s;
+  const double recompute_comm = again.comm_s;
 
   // The shared experts' GEMMs run inside the TP region too (the routed experts do not).
   cost.tp_s = tensor_parallel_time(x, moe, recompute, gemm_fwd + block.shared_gemm_s);

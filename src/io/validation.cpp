@@ -229,21 +229,11 @@ const GpuSpec& row_gpu(const std::string& key, const std::vector<GpuSpec>* overr
   return find_gpu(key);
 }
 
-ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::vector<GpuSpec>* gpu_overrides) {
-  ValidationResult out;
-  out.id = r.get("id");
-  out.source = r.get("source");
-  out.model_name = r.get("model_name");
-  out.metric = r.get("measured_metric");
-  // A row with neither metric nor value describes a configuration only (a run that did not
-  // finish, e.g. out of memory): its plan is estimated, nothing is compared.
-  const bool configuration_only = out.metric.empty() && r.empty("measured_value");
-  out.measured = configuration_only ? 0.0 : r.number("measured_value");
-  const ModelSpec model = row_model(r, out.assumed);
-  const GpuSpec& gpu = row_gpu(r.get("gpu"), gpu_overrides);
+// The row's cluster: its GPU, count and node size, and its NIC (empty: the catalog's, said in
+// `assumed`; a given rate is a physical link rate).
+Cluster row_cluster(const Row& r, const GpuSpec& gpu, ValidationResult& out) {
   const std::int64_t n = r.integer("n_gpus");
   out.n_gpus = n;
-  // Empty means the catalog's NIC (said in `assumed`); a given rate is a physical link rate.
   const double nic = r.empty("inter_node_gbps") ? 0.0 : r.number("inter_node_gbps");
   if (r.empty("inter_node_gbps"))
     out.assumed["inter_node_gbps"] = fmt::format("{} (catalog default)", gpu.network_gbps_per_gpu);
@@ -253,13 +243,13 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::v
                             physical::kMinBandwidthGbps, physical::kMaxBandwidthGbps));
   const std::int64_t gpus_per_node = r.integer("gpus_per_node");
   require_positive("csv.gpus_per_node", gpus_per_node, physical::kMaxGpusPerNode);
-  const Cluster cluster = make_cluster(gpu, n, gpus_per_node, nic);
   out.network_gbps_per_gpu = nic;
+  return make_cluster(gpu, n, gpus_per_node, nic);
+}
 
-  Workload w;
-  w.global_batch = r.integer("global_batch");
-  w.seq_len = r.integer("seq_len");
-  out.global_batch = w.global_batch;
+// The knobs the row states (degrees, precision, MoE and FP8 settings, framework) and what its
+// software era implies; the unknown ones are searched (KnobCandidates).
+Plan row_base_plan(const Row& r, const ModelSpec& model, const GpuSpec& gpu, std::map<std::string, std::string>& assumed) {
   Plan base;
   base.tp = r.integer("tp");
   base.pp = r.integer("pp");
@@ -267,15 +257,15 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::v
   base.cp = r.integer("cp");
   base.ep = r.integer_or("ep", 1);
   base.precision = parse_precision(r.get("precision"));
-  set_moe_and_fp8_knobs(r, model, base, out.assumed);
-  base.framework = row_framework(r, out.assumed);
+  set_moe_and_fp8_knobs(r, model, base, assumed);
+  base.framework = row_framework(r, assumed);
   // The schema has no attention-kernel column. FlashAttention (Dao et al., arXiv 2205.14135,
   // 2022) reached Megatron-LM and DeepSpeed as an option in 2023 and became the default with
   // Transformer Engine on Hopper; the Ampere runs on record (2021-2023 Megatron-LM, DeepSpeed,
   // Megatron-DeepSpeed) used the fused-softmax kernel that materialises the s x s scores.
   base.flash_attention = gpu.key.rfind("a100", 0) != 0;
   if (!base.flash_attention) {
-    out.assumed["attention_kernel"] = "unfused softmax (Ampere-era run)";
+    assumed["attention_kernel"] = "unfused softmax (Ampere-era run)";
     // The same software era ran pipeline send/recv synchronously between compute steps
     // (Megatron-LM added --overlap-p2p-communication with Megatron-Core in 2023).
     base.overlap_p2p = false;
@@ -284,70 +274,80 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::v
   // engine's overlap_comm (reduce buckets during backward) is a config value no row publishes: an
   // unknown knob, filled like the others with the faster setting (overlapped).
   if (deepspeed_engine(base.framework))
-    out.assumed["engine"] = base.pp > 1 ? "DeepSpeed pipeline engine (blocking p2p, gradients reduced after the flush)"
-                                        : "DeepSpeed (gradient reduction overlapped: overlap_comm assumed on; ZeRO-3 gathers unhidden)";
+    assumed["engine"] = base.pp > 1 ? "DeepSpeed pipeline engine (blocking p2p, gradients reduced after the flush)"
+                                    : "DeepSpeed (gradient reduction overlapped: overlap_comm assumed on; ZeRO-3 gathers unhidden)";
+  return base;
+}
 
-  // Candidate values for every unknown knob.
+// Candidate values for every knob the row leaves empty (one value for each it states).
+struct KnobCandidates {
+  std::vector<std::int64_t> micro_batches, vpps, etps;
+  std::vector<Recompute> recomputes;
+  std::vector<bool> sequence_parallel, fp8_gathers;
+  std::vector<OptimizerSharding> zeros;
+};
+
+KnobCandidates knob_candidates(const Row& r, const ModelSpec& model, const Plan& base, const Workload& w) {
+  KnobCandidates k;
   const std::int64_t per_rank = w.global_batch / std::max<std::int64_t>(1, base.dp);
-  const std::vector<std::int64_t> mbs =
-      r.empty("micro_batch") ? divisors(per_rank, kMaxAssumedMicroBatch)
-                             : std::vector<std::int64_t>{r.integer("micro_batch")};
-  std::vector<std::int64_t> vpps;
+  k.micro_batches = r.empty("micro_batch") ? divisors(per_rank, kMaxAssumedMicroBatch)
+                                           : std::vector<std::int64_t>{r.integer("micro_batch")};
   if (!r.empty("vpp")) {
-    vpps = {r.integer("vpp")};
+    k.vpps = {r.integer("vpp")};
   } else {
     // Interleaving with Megatron's uneven split where pp * vpp does not divide the layers.
-    vpps = {1};
-    for (std::int64_t v = 2; v <= kMaxAssumedVpp && base.pp > 1 && base.pp * v <= model.layers; ++v)
-      vpps.push_back(v);
+    k.vpps = {1};
+    for (std::int64_t v = 2; v <= kMaxAssumedVpp && base.pp > 1 && base.pp * v <= model.layers; ++v) k.vpps.push_back(v);
   }
-  std::vector<Recompute> recomputes;
-  if (r.empty("recompute")) recomputes = {Recompute::none, Recompute::selective, Recompute::full};
-  else recomputes = {parse_recompute(r.get("recompute"))};
-  std::vector<bool> sps;
-  if (base.tp == 1) sps = {false};
-  else if (r.empty("sequence_parallel")) sps = {false, true};
-  else sps = {r.get("sequence_parallel") == "yes"};
-  std::vector<OptimizerSharding> zeros;
-  if (r.empty("dist_optimizer")) zeros = {OptimizerSharding::none, OptimizerSharding::zero1};
-  else zeros = {parse_optimizer_sharding(r.get("dist_optimizer"))};
-
-  // Rank every candidate with the closed form, then re-score the best few with the pipeline
-  // model asked for (the simulator by default), as the planner does.
-  struct Candidate {
-    Plan plan;
-    Estimate estimate;
-  };
-  std::vector<Candidate> candidates;
-  const std::vector<std::int64_t> etps = etp_candidates(r, model, base);
+  if (r.empty("recompute")) k.recomputes = {Recompute::none, Recompute::selective, Recompute::full};
+  else k.recomputes = {parse_recompute(r.get("recompute"))};
+  if (base.tp == 1) k.sequence_parallel = {false};
+  else if (r.empty("sequence_parallel")) k.sequence_parallel = {false, true};
+  else k.sequence_parallel = {r.get("sequence_parallel") == "yes"};
+  if (r.empty("dist_optimizer")) k.zeros = {OptimizerSharding::none, OptimizerSharding::zero1};
+  else k.zeros = {parse_optimizer_sharding(r.get("dist_optimizer"))};
+  k.etps = etp_candidates(r, model, base);
   // The schema has no column for FP8 parameter gathering (--fp8-param-gather): for FP8 rows it
   // is an unknown knob like the others.
-  const std::vector<bool> fp8_gathers = base.precision == Precision::fp8 ? std::vector<bool>{false, true}
-                                                                          : std::vector<bool>{false};
-  for (bool fp8_gather : fp8_gathers)
-  for (auto etp : etps)
-  for (auto mb : mbs)
-    for (auto v : vpps)
-      for (auto rc : recomputes)
-        for (bool sp : sps)
-          for (auto z : zeros) {
-            Plan p = base;
-            p.etp = etp;
-            p.fp8_param_gather = fp8_gather;
-            p.micro_batch = mb;
-            p.vpp = v;
-            p.recompute = rc;
-            if (rc != Recompute::selective) p.recompute_modules = 0;
-            p.sequence_parallel = sp;
-            p.zero = z;
-            try {
-              validate_plan(p, model, cluster, w);
-            } catch (const Error&) {
-              continue;
-            }
-            candidates.push_back({p, estimate_analytical(model, cluster, p, w)});
-          }
-  const auto faster = [](const Candidate& a, const Candidate& b) {
+  k.fp8_gathers = base.precision == Precision::fp8 ? std::vector<bool>{false, true} : std::vector<bool>{false};
+  return k;
+}
+
+struct RowCandidate {
+  Plan plan;
+  Estimate estimate;
+};
+
+// Every valid combination of the candidate knobs ranked with the closed form, the best few
+// re-scored with the pipeline model asked for (the simulator by default), as the planner does;
+// fitting plans first. Throws the plain row's own error when no combination is valid.
+RowCandidate best_candidate(const ModelSpec& model, const Cluster& cluster, const Workload& w, const Plan& base,
+                            const KnobCandidates& k, PipelineModel pipeline) {
+  std::vector<RowCandidate> candidates;
+  for (bool fp8_gather : k.fp8_gathers)
+    for (auto etp : k.etps)
+      for (auto mb : k.micro_batches)
+        for (auto v : k.vpps)
+          for (auto rc : k.recomputes)
+            for (bool sp : k.sequence_parallel)
+              for (auto z : k.zeros) {
+                Plan p = base;
+                p.etp = etp;
+                p.fp8_param_gather = fp8_gather;
+                p.micro_batch = mb;
+                p.vpp = v;
+                p.recompute = rc;
+                if (rc != Recompute::selective) p.recompute_modules = 0;
+                p.sequence_parallel = sp;
+                p.zero = z;
+                try {
+                  validate_plan(p, model, cluster, w);
+                } catch (const Error&) {
+                  continue;
+                }
+                candidates.push_back({p, estimate_analytical(model, cluster, p, w)});
+              }
+  const auto faster = [](const RowCandidate& a, const RowCandidate& b) {
     if (a.estimate.fits != b.estimate.fits) return a.estimate.fits;
     return a.estimate.iteration_time_s < b.estimate.iteration_time_s;
   };
@@ -356,49 +356,50 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::v
   if (pipeline == PipelineModel::simulated)
     for (auto& c : candidates) c.estimate = estimate(model, cluster, c.plan, w);
   std::sort(candidates.begin(), candidates.end(), faster);
-  const bool found = !candidates.empty();
-  const bool found_fits = found && candidates.front().estimate.fits;
-  const Plan best_plan = found ? candidates.front().plan : base;
-  const Estimate best = found ? candidates.front().estimate : Estimate{};
-  if (!found) {
+  if (candidates.empty()) {
     // Re-validate the plain row to surface the reason.
     Plan p = base;
-    p.micro_batch = mbs.empty() ? 1 : mbs.front();
+    p.micro_batch = k.micro_batches.empty() ? 1 : k.micro_batches.front();
     validate_plan(p, model, cluster, w);
     throw Error("plan", "no valid value for the unknown knobs", "");
   }
-  if (r.empty("micro_batch")) out.assumed["micro_batch"] = std::to_string(best_plan.micro_batch);
-  if (base.precision == Precision::fp8) out.assumed["fp8_param_gather"] = best_plan.fp8_param_gather ? "1" : "0";
-  if (model.is_moe() && (!r.has("etp") || r.empty("etp"))) out.assumed["etp"] = std::to_string(best_plan.expert_tp());
-  if (r.empty("vpp")) out.assumed["vpp"] = std::to_string(best_plan.vpp);
-  if (r.empty("recompute")) out.assumed["recompute"] = to_string(best_plan.recompute);
-  if (r.empty("sequence_parallel") && base.tp > 1) out.assumed["sequence_parallel"] = best_plan.sequence_parallel ? "yes" : "no";
-  if (r.empty("dist_optimizer")) out.assumed["dist_optimizer"] = to_string(best_plan.zero);
-  if (!found_fits) out.assumed["memory"] = "no candidate fits in memory; the fastest was taken";
-  out.fits = best.fits;
-  out.plan = plan_to_shorthand(best_plan, w);
-  out.estimate = best;
-  out.model = model;
-  out.cluster = cluster;
-  out.workload = w;
-  out.plan_value = best_plan;
+  return candidates.front();
+}
 
-  const double T = best.iteration_time_s;
-  if (configuration_only) {
-    out.predicted = out.predicted_time_s = T;
-    return out;
-  }
+// The values taken for the knobs the row left empty.
+void record_assumed_knobs(const Row& r, const ModelSpec& model, const Plan& base, const RowCandidate& best,
+                          std::map<std::string, std::string>& assumed) {
+  const Plan& p = best.plan;
+  if (r.empty("micro_batch")) assumed["micro_batch"] = std::to_string(p.micro_batch);
+  if (base.precision == Precision::fp8) assumed["fp8_param_gather"] = p.fp8_param_gather ? "1" : "0";
+  if (model.is_moe() && (!r.has("etp") || r.empty("etp"))) assumed["etp"] = std::to_string(p.expert_tp());
+  if (r.empty("vpp")) assumed["vpp"] = std::to_string(p.vpp);
+  if (r.empty("recompute")) assumed["recompute"] = to_string(p.recompute);
+  if (r.empty("sequence_parallel") && base.tp > 1) assumed["sequence_parallel"] = p.sequence_parallel ? "yes" : "no";
+  if (r.empty("dist_optimizer")) assumed["dist_optimizer"] = to_string(p.zero);
+  if (!best.estimate.fits) assumed["memory"] = "no candidate fits in memory; the fastest was taken";
+}
+
+// The measured value as a step time, and the prediction in the row's own metric, for a predicted
+// step of `predicted_s` (validation README §2: each metric's FLOP convention).
+struct InMetric {
+  double measured_time_s = 0;
+  double predicted = 0;
+};
+InMetric in_row_metric(const Row& r, const ValidationResult& out, const ModelSpec& model, const GpuSpec& gpu,
+                       const Workload& w, double predicted_s) {
+  const double T = predicted_s;
   const double B = static_cast<double>(w.global_batch), s = static_cast<double>(w.seq_len);
-  const double nd = static_cast<double>(n);
-  double measured_T = 0;
+  const double nd = static_cast<double>(out.n_gpus);
+  InMetric m;
   if (out.metric == "iter_time_s") {
-    measured_T = out.measured;
-    out.predicted = T;
+    m.measured_time_s = out.measured;
+    m.predicted = T;
   } else if (out.metric == "tflops_per_gpu_megatron") {
     const double F = sc21_flops(B, s, static_cast<double>(model.layers), static_cast<double>(model.hidden),
                                 static_cast<double>(model.vocab));
-    measured_T = F / (out.measured * 1e12 * nd);
-    out.predicted = F / (T * nd) / 1e12;
+    m.measured_time_s = F / (out.measured * 1e12 * nd);
+    m.predicted = F / (T * nd) / 1e12;
   } else if (out.metric == "mfu_pct") {
     // Megatron-Core model FLOPs (README §2.3) with the row's fields.
     const double l = static_cast<double>(model.layers), h = static_cast<double>(model.hidden);
@@ -411,21 +412,58 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::v
     const double F = 12.0 * B * s * l * h * h *
                      ((1.0 + g / a + s / h) * (a * d / h) + (f / h) * k * mlp_factor + V / (2.0 * l * h));
     const double P = gpu.peak_flops(parse_precision(r.get("precision")) == Precision::fp8);
-    measured_T = F / (out.measured / 100.0 * nd * P);
-    out.predicted = 100.0 * F / (T * nd * P);
+    m.measured_time_s = F / (out.measured / 100.0 * nd * P);
+    m.predicted = 100.0 * F / (T * nd * P);
   } else if (out.metric == "tokens_per_s_per_gpu") {
-    measured_T = B * s / (out.measured * nd);
-    out.predicted = B * s / (T * nd);
+    m.measured_time_s = B * s / (out.measured * nd);
+    m.predicted = B * s / (T * nd);
   } else {
     throw Error("csv.measured_metric", "unknown metric '" + out.metric + "'",
                 "iter_time_s, tflops_per_gpu_megatron, mfu_pct, tokens_per_s_per_gpu");
   }
-  if (!(measured_T >= physical::kMinStepTimeS && measured_T <= physical::kMaxStepTimeS))
-    throw Error("csv.measured_value", fmt::format("{:g} ({}) is a step of {:g} s", out.measured, out.metric, measured_T),
+  if (!(m.measured_time_s >= physical::kMinStepTimeS && m.measured_time_s <= physical::kMaxStepTimeS))
+    throw Error("csv.measured_value",
+                fmt::format("{:g} ({}) is a step of {:g} s", out.measured, out.metric, m.measured_time_s),
                 fmt::format("a measurement whose step time is {:g} to {:g} s", physical::kMinStepTimeS,
                             physical::kMaxStepTimeS));
-  out.measured_time_s = measured_T;
-  out.predicted_time_s = T;
+  return m;
+}
+
+ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::vector<GpuSpec>* gpu_overrides) {
+  ValidationResult out;
+  out.id = r.get("id");
+  out.source = r.get("source");
+  out.model_name = r.get("model_name");
+  out.metric = r.get("measured_metric");
+  // A row with neither metric nor value describes a configuration only (a run that did not
+  // finish, e.g. out of memory): its plan is estimated, nothing is compared.
+  const bool configuration_only = out.metric.empty() && r.empty("measured_value");
+  out.measured = configuration_only ? 0.0 : r.number("measured_value");
+  const ModelSpec model = row_model(r, out.assumed);
+  const GpuSpec& gpu = row_gpu(r.get("gpu"), gpu_overrides);
+  const Cluster cluster = row_cluster(r, gpu, out);
+  Workload w;
+  w.global_batch = r.integer("global_batch");
+  w.seq_len = r.integer("seq_len");
+  out.global_batch = w.global_batch;
+  const Plan base = row_base_plan(r, model, gpu, out.assumed);
+  const RowCandidate best = best_candidate(model, cluster, w, base, knob_candidates(r, model, base, w), pipeline);
+  record_assumed_knobs(r, model, base, best, out.assumed);
+  out.fits = best.estimate.fits;
+  out.plan = plan_to_shorthand(best.plan, w);
+  out.estimate = best.estimate;
+  out.model = model;
+  out.cluster = cluster;
+  out.workload = w;
+  out.plan_value = best.plan;
+  out.predicted_time_s = best.estimate.iteration_time_s;
+  if (configuration_only) {
+    out.predicted = out.predicted_time_s;
+    return out;
+  }
+  const InMetric m = in_row_metric(r, out, model, gpu, w, best.estimate.iteration_time_s);
+  out.measured_time_s = m.measured_time_s;
+  out.predicted = m.predicted;
   out.error_pct = 100.0 * (out.predicted - out.measured) / out.measured;
   return out;
 }

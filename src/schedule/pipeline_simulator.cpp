@@ -191,6 +191,11 @@ void PipelineSimulator::simulate(const PipelineCosts& c) {
 
   pipeline_end_ = 0.0;
   for (int s = 0; s < p; ++s) pipeline_end_ = std::max(pipeline_end_, free_at_[static_cast<std::size_t>(s)]);
+  sync_gradients(c);
+}
+
+void PipelineSimulator::sync_gradients(const PipelineCosts& c) {
+  const int p = c.stages;
   end_with_sync_ = pipeline_end_;
   sync_begin_.assign(static_cast<std::size_t>(p), 0.0);
   sync_end_.assign(static_cast<std::size_t>(p), 0.0);

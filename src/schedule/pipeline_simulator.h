@@ -97,6 +97,8 @@ class PipelineSimulator {
  private:
   void simulate(const PipelineCosts& costs);
   void build_programs(const PipelineCosts& costs);
+  // After the pipeline: each stage's data-parallel gradient sync, chunk share by chunk share.
+  void sync_gradients(const PipelineCosts& costs);
 
   // Programs, cached by shape.
   Schedule program_schedule_ = Schedule::one_f_one_b;

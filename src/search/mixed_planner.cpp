@@ -89,6 +89,68 @@ double mixed_plan_time_s(const ModelSpec& model, const MixedCluster& cluster, co
   return slowest + cross_pool_sync_s(model, cluster, plan.pools.size());
 }
 
+namespace {
+
+// The batch split over `members` in proportion to their speed: whole sequences, summing to the
+// batch, and (quantum > 1) multiples of the quantum; the rounding's remainder goes to the largest.
+std::vector<std::int64_t> proportional_shares(std::int64_t batch, const std::vector<std::size_t>& members,
+                                              const std::vector<double>& rate, double total_rate, std::int64_t quantum) {
+  std::vector<std::int64_t> share(members.size());
+  std::int64_t assigned = 0;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    share[i] = static_cast<std::int64_t>(static_cast<double>(batch) * rate[members[i]] / total_rate);
+    assigned += share[i];
+  }
+  share[static_cast<std::size_t>(std::max_element(share.begin(), share.end()) - share.begin())] += batch - assigned;
+  if (quantum > 1) {
+    assigned = 0;
+    for (auto& b : share) {
+      b = std::max(quantum, b / quantum * quantum);
+      assigned += b;
+    }
+    share[static_cast<std::size_t>(std::max_element(share.begin(), share.end()) - share.begin())] += batch - assigned;
+  }
+  return share;
+}
+
+// Moves sequences off the slowest member, a fraction of its share at a time, while the step
+// (the slowest member plus the sync) gets faster; returns that step time. time_of(i, b): member
+// i's best time at batch b.
+template <typename TimeOf>
+double refine_shares(std::vector<std::int64_t>& share, std::int64_t quantum, double sync, const TimeOf& time_of) {
+  auto step_time = [&](const std::vector<std::int64_t>& b) {
+    double slowest = 0;
+    for (std::size_t i = 0; i < b.size(); ++i) slowest = std::max(slowest, time_of(i, b[i]));
+    return slowest + sync;
+  };
+  double current = step_time(share);
+  for (int round = 0; round < kMaxRefinements; ++round) {
+    std::size_t slow = 0;
+    for (std::size_t i = 1; i < share.size(); ++i)
+      if (time_of(i, share[i]) > time_of(slow, share[slow])) slow = i;
+    const std::int64_t move = std::max(quantum, share[slow] / kMoveFraction / quantum * quantum);
+    std::vector<std::int64_t> best_share = share;
+    double best_step = current;
+    for (std::size_t to = 0; to < share.size(); ++to) {
+      if (to == slow || share[slow] - move < 1) continue;
+      std::vector<std::int64_t> candidate = share;
+      candidate[slow] -= move;
+      candidate[to] += move;
+      const double t = step_time(candidate);
+      if (t < best_step) {
+        best_step = t;
+        best_share = candidate;
+      }
+    }
+    if (best_step >= current) break;
+    current = best_step;
+    share = best_share;
+  }
+  return current;
+}
+
+}  // namespace
+
 MixedPlan search_mixed_plans(const ModelSpec& model, const MixedCluster& cluster, const Workload& workload,
                              const PlanConstraints& constraints, const PlannerOptions& options) {
   const auto started = std::chrono::steady_clock::now();
@@ -153,58 +215,14 @@ MixedPlan search_mixed_plans(const ModelSpec& model, const MixedCluster& cluster
     double total_rate = 0;
     for (auto p : members) total_rate += rate[p];
     if (std::any_of(members.begin(), members.end(), [&](std::size_t p) { return rate[p] <= 0; })) continue;
-    // Shares in proportion to speed, whole sequences, summing to the batch.
-    std::vector<std::int64_t> share(members.size());
-    std::int64_t assigned = 0;
-    for (std::size_t i = 0; i < members.size(); ++i) {
-      share[i] = static_cast<std::int64_t>(static_cast<double>(workload.global_batch) * rate[members[i]] / total_rate);
-      assigned += share[i];
-    }
-    share[static_cast<std::size_t>(std::max_element(share.begin(), share.end()) - share.begin())] +=
-        workload.global_batch - assigned;
     const std::int64_t quantum =
         workload.global_batch % kShareQuantum == 0 &&
                 workload.global_batch >= kShareQuantum * static_cast<std::int64_t>(members.size())
             ? kShareQuantum
             : 1;
-    if (quantum > 1) {
-      assigned = 0;
-      for (auto& b : share) {
-        b = std::max(quantum, b / quantum * quantum);
-        assigned += b;
-      }
-      share[static_cast<std::size_t>(std::max_element(share.begin(), share.end()) - share.begin())] +=
-          workload.global_batch - assigned;
-    }
+    std::vector<std::int64_t> share = proportional_shares(workload.global_batch, members, rate, total_rate, quantum);
     const double sync = cross_pool_sync_s(model, cluster, members.size());
-    auto step_time = [&](const std::vector<std::int64_t>& b) {
-      double slowest = 0;
-      for (std::size_t i = 0; i < members.size(); ++i) slowest = std::max(slowest, time_of(members[i], b[i]));
-      return slowest + sync;
-    };
-    double current = step_time(share);
-    for (int round = 0; round < kMaxRefinements; ++round) {
-      std::size_t slow = 0;
-      for (std::size_t i = 1; i < members.size(); ++i)
-        if (time_of(members[i], share[i]) > time_of(members[slow], share[slow])) slow = i;
-      const std::int64_t move = std::max(quantum, share[slow] / kMoveFraction / quantum * quantum);
-      std::vector<std::int64_t> best_share = share;
-      double best_step = current;
-      for (std::size_t to = 0; to < members.size(); ++to) {
-        if (to == slow || share[slow] - move < 1) continue;
-        std::vector<std::int64_t> candidate = share;
-        candidate[slow] -= move;
-        candidate[to] += move;
-        const double t = step_time(candidate);
-        if (t < best_step) {
-          best_step = t;
-          best_share = candidate;
-        }
-      }
-      if (best_step >= current) break;
-      current = best_step;
-      share = best_share;
-    }
+    const double current = refine_shares(share, quantum, sync, [&](std::size_t i, std::int64_t b) { return time_of(members[i], b); });
     if (current < best_time) {
       best_time = current;
       result.pools.clear();

@@ -25,6 +25,49 @@ MultimodalPlan monolithic_plan(const MultimodalSpec& model, const Cluster& clust
                               std::vector<bool>(model.modules.size(), true));
 }
 
+namespace {
+// The backbone's own host dispatch per virtual stage (its layers' operators), forward and backward.
+struct StageDispatch {
+  std::vector<double> fwd_s, bwd_s;
+};
+StageDispatch backbone_dispatch(const MultimodalSpec& model, const Cluster& cluster, const Plan& plan) {
+  const std::int64_t virtual_stages = plan.pp * plan.vpp;
+  const LayerSplit split = split_layers(plan, model.backbone().transformer.layers);
+  const double host_layer_fwd_s = kHostOpsPerLayerForward * cluster.gpu.host_op_dispatch_s;
+  StageDispatch d{std::vector<double>(static_cast<std::size_t>(virtual_stages)),
+                  std::vector<double>(static_cast<std::size_t>(virtual_stages))};
+  for (std::int64_t k = 0; k < virtual_stages; ++k) {
+    const auto layers = static_cast<double>(split.virtual_stage_layers(k));
+    const auto recomputed = static_cast<double>(plan.recomputed_layers(split.virtual_stage_layers(k)));
+    d.fwd_s[static_cast<std::size_t>(k)] = layers * host_layer_fwd_s;
+    d.bwd_s[static_cast<std::size_t>(k)] =
+        layers * kHostBackwardOverForward * host_layer_fwd_s + (plan.recompute == Recompute::full ? recomputed * host_layer_fwd_s : 0.0);
+  }
+  return d;
+}
+
+// Where each module runs in a folded pipeline: the backbone on every GPU of the plan, a folded
+// module on each stage's tp x cp x dp ranks (busy for its heaviest replica), one left out nowhere.
+std::vector<ModulePlacement> folded_placements(const MultimodalSpec& model, const std::vector<bool>& folded,
+                                               const Plan& plan, const ModulePlan& module_plan, const Estimate& backbone,
+                                               const std::vector<double>& busy) {
+  std::vector<ModulePlacement> out;
+  for (std::size_t i = 0; i < model.modules.size(); ++i) {
+    const ModuleSpec& mod = model.modules[i];
+    ModulePlacement pl;
+    pl.name = mod.name;
+    pl.role = mod.role;
+    const bool left_out = mod.role != ModuleRole::backbone && !folded[i];
+    pl.gpus = mod.role == ModuleRole::backbone ? plan.gpus() : left_out ? 0 : plan.tp * plan.cp * plan.dp;
+    pl.plan = module_plan;
+    pl.busy_s = mod.role == ModuleRole::backbone ? backbone.time.compute_s : busy[i];
+    pl.peak_memory_bytes = mod.role == ModuleRole::backbone ? backbone.peak_memory_bytes : 0.0;
+    out.push_back(pl);
+  }
+  return out;
+}
+}  // namespace
+
 MultimodalPlan folded_pipeline_plan(const MultimodalSpec& model, const Cluster& cluster,
                                     const std::vector<PackedSequence>& seqs, const Plan& plan, const Workload& w,
                                     double memory_limit_bytes, Recompute module_recompute, std::int64_t max_replicas,
@@ -89,17 +132,9 @@ MultimodalPlan folded_pipeline_plan(const MultimodalSpec& model, const Cluster& 
   }
   double worst = 0;
   std::vector<double> busy(modules, 0.0);
-  // The backbone's own host dispatch per virtual stage (its layers' operators).
-  const LayerSplit split = split_layers(plan, model.backbone().transformer.layers);
-  const double host_layer_fwd_s = kHostOpsPerLayerForward * cluster.gpu.host_op_dispatch_s;
-  std::vector<double> backbone_host_fwd(static_cast<std::size_t>(virtual_stages)), backbone_host_bwd(static_cast<std::size_t>(virtual_stages));
-  for (std::int64_t k = 0; k < virtual_stages; ++k) {
-    const auto layers = static_cast<double>(split.virtual_stage_layers(k));
-    const auto recomputed = static_cast<double>(plan.recomputed_layers(split.virtual_stage_layers(k)));
-    backbone_host_fwd[static_cast<std::size_t>(k)] = layers * host_layer_fwd_s;
-    backbone_host_bwd[static_cast<std::size_t>(k)] =
-        layers * kHostBackwardOverForward * host_layer_fwd_s + (plan.recompute == Recompute::full ? recomputed * host_layer_fwd_s : 0.0);
-  }
+  const StageDispatch backbone_host = backbone_dispatch(model, cluster, plan);
+  const std::vector<double>& backbone_host_fwd = backbone_host.fwd_s;
+  const std::vector<double>& backbone_host_bwd = backbone_host.bwd_s;
   const std::size_t cells = inputs.costs.forward_s.size();
   std::vector<double> gpu_fwd(cells), gpu_bwd(cells), host_fwd(cells), host_bwd(cells);
   for (const auto& [work, r] : replicas) {
@@ -145,18 +180,7 @@ MultimodalPlan folded_pipeline_plan(const MultimodalSpec& model, const Cluster& 
   }
   out.peak_memory_bytes = std::max(stage0, last);
   out.fits = out.peak_memory_bytes <= memory_limit_bytes;
-  for (std::size_t i = 0; i < modules; ++i) {
-    const ModuleSpec& mod = model.modules[i];
-    ModulePlacement pl;
-    pl.name = mod.name;
-    pl.role = mod.role;
-    const bool left_out = mod.role != ModuleRole::backbone && !inside(i);
-    pl.gpus = mod.role == ModuleRole::backbone ? plan.gpus() : left_out ? 0 : plan.tp * plan.cp * plan.dp;
-    pl.plan = module_plan;
-    pl.busy_s = mod.role == ModuleRole::backbone ? e.time.compute_s : busy[i];
-    pl.peak_memory_bytes = mod.role == ModuleRole::backbone ? e.peak_memory_bytes : 0.0;
-    out.modules.push_back(pl);
-  }
+  out.modules = folded_placements(model, folded, plan, module_plan, e, busy);
   return out;
 }
 
