@@ -18,15 +18,11 @@
 #include "hardware/physical_ranges.h"
 #include "io/gpu_catalog.h"
 #include "io/plan_text.h"
+#include "io/validation_metric.h"
 
 namespace tessera {
 
 namespace {
-
-// Metric conversions, validation README §2.
-double sc21_flops(double B, double s, double l, double h, double V) {
-  return 96.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
-}
 
 struct Row {
   const CsvTable& table;
@@ -380,55 +376,6 @@ void record_assumed_knobs(const Row& r, const ModelSpec& model, const Plan& base
   if (!best.estimate.fits) assumed["memory"] = "no candidate fits in memory; the fastest was taken";
 }
 
-// The measured value as a step time, and the prediction in the row's own metric, for a predicted
-// step of `predicted_s` (validation README §2: each metric's FLOP convention).
-struct InMetric {
-  double measured_time_s = 0;
-  double predicted = 0;
-};
-InMetric in_row_metric(const Row& r, const ValidationResult& out, const ModelSpec& model, const GpuSpec& gpu,
-                       const Workload& w, double predicted_s) {
-  const double T = predicted_s;
-  const double B = static_cast<double>(w.global_batch), s = static_cast<double>(w.seq_len);
-  const double nd = static_cast<double>(out.n_gpus);
-  InMetric m;
-  if (out.metric == "iter_time_s") {
-    m.measured_time_s = out.measured;
-    m.predicted = T;
-  } else if (out.metric == "tflops_per_gpu_megatron") {
-    const double F = sc21_flops(B, s, static_cast<double>(model.layers), static_cast<double>(model.hidden),
-                                static_cast<double>(model.vocab));
-    m.measured_time_s = F / (out.measured * 1e12 * nd);
-    m.predicted = F / (T * nd) / 1e12;
-  } else if (out.metric == "mfu_pct") {
-    // Megatron-Core model FLOPs (README §2.3) with the row's fields.
-    const double l = static_cast<double>(model.layers), h = static_cast<double>(model.hidden);
-    const double a = static_cast<double>(model.heads), g = static_cast<double>(model.kv_heads);
-    const double d = static_cast<double>(model.head_dim), V = static_cast<double>(model.vocab);
-    const bool moe = model.is_moe();
-    const double f = moe ? static_cast<double>(model.moe.expert_ffn_hidden) : static_cast<double>(model.ffn_hidden);
-    const double k = moe ? static_cast<double>(model.moe.top_k) : 1.0;
-    const double mlp_factor = model.mlp == MlpType::swiglu ? 1.5 : 1.0;
-    const double F = 12.0 * B * s * l * h * h *
-                     ((1.0 + g / a + s / h) * (a * d / h) + (f / h) * k * mlp_factor + V / (2.0 * l * h));
-    const double P = gpu.peak_flops(parse_precision(r.get("precision")) == Precision::fp8);
-    m.measured_time_s = F / (out.measured / 100.0 * nd * P);
-    m.predicted = 100.0 * F / (T * nd * P);
-  } else if (out.metric == "tokens_per_s_per_gpu") {
-    m.measured_time_s = B * s / (out.measured * nd);
-    m.predicted = B * s / (T * nd);
-  } else {
-    throw Error("csv.measured_metric", "unknown metric '" + out.metric + "'",
-                "iter_time_s, tflops_per_gpu_megatron, mfu_pct, tokens_per_s_per_gpu");
-  }
-  if (!(m.measured_time_s >= physical::kMinStepTimeS && m.measured_time_s <= physical::kMaxStepTimeS))
-    throw Error("csv.measured_value",
-                fmt::format("{:g} ({}) is a step of {:g} s", out.measured, out.metric, m.measured_time_s),
-                fmt::format("a measurement whose step time is {:g} to {:g} s", physical::kMinStepTimeS,
-                            physical::kMaxStepTimeS));
-  return m;
-}
-
 ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::vector<GpuSpec>* gpu_overrides) {
   ValidationResult out;
   out.id = r.get("id");
@@ -461,7 +408,8 @@ ValidationResult validate_row(const Row& r, PipelineModel pipeline, const std::v
     out.predicted = out.predicted_time_s;
     return out;
   }
-  const InMetric m = in_row_metric(r, out, model, gpu, w, best.estimate.iteration_time_s);
+  const InMetric m = in_metric(out.metric, out.measured, model, gpu, parse_precision(r.get("precision")), w, out.n_gpus,
+                               best.estimate.iteration_time_s);
   out.measured_time_s = m.measured_time_s;
   out.predicted = m.predicted;
   out.error_pct = 100.0 * (out.predicted - out.measured) / out.measured;
