@@ -21,7 +21,6 @@ LONG_FILES = {
     "io/hf_config.cpp": 824,
     "cost/cost_model.cpp": 701,
     "search/planner.cpp": 678,
-    "io/nccl_tests.cpp": 634,
 }
 
 
