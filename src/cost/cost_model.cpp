@@ -3,15 +3,16 @@
 #include "cost/stage_slice_cost.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
-#include <unordered_map>
 
 #include "cost/collective_cost.h"
 #include "cost/eager_kernels.h"
 #include "cost/compute_cost.h"
 #include "cost/layer_cost.h"
 #include "cost/memory_model.h"
+#include "cost/pipeline_p2p.h"
+#include "cost/pipeline_runs.h"
+#include "cost/stage_cost.h"
 #include "core/units.h"
 #include "model/flops.h"
 #include "model/parameter_count.h"
@@ -34,31 +35,6 @@ constexpr double kLossBytesPerLogit = 68.0;
 // plus the gradient-norm pass over the fp32 gradients.
 constexpr double kAdamStepBytesPerParam = 4.0 * 4 + 4.0 * 3 + 2.0 + 4.0;
 
-// Per-micro-batch time of one physical stage, split into its parts.
-struct StageCost {
-  double compute_s = 0;    // forward + backward + recompute compute
-  double recompute_s = 0;
-  double tp_s = 0, cp_s = 0, ep_s = 0;
-  double ep_total_s = 0;   // the expert all-to-all before EP overlap (ep_s: what it leaves exposed)
-  double fwd_s = 0, bwd_s = 0;  // forward / backward (incl. recompute and comm) of one micro-batch
-  double total() const { return compute_s + tp_s + cp_s + ep_s; }
-};
-
-void add_layers(StageCost& s, const LayerCost& l, double count) {
-  if (count <= 0) return;
-  s.compute_s += count * (l.fwd_s + l.bwd_s + l.recompute_s);
-  s.recompute_s += count * l.recompute_s;
-  s.tp_s += count * l.tp_s;
-  s.cp_s += count * l.cp_s;
-  s.ep_s += count * l.ep_s;
-  s.ep_total_s += count * l.ep_total_s;
-  // Split communication between forward and backward by the compute ratio.
-  const double compute = l.fwd_s + l.bwd_s + l.recompute_s;
-  const double fwd_share = compute > 0 ? l.fwd_s / compute : 0.5;
-  s.fwd_s += count * (l.fwd_s + l.comm_s * fwd_share);
-  s.bwd_s += count * (l.bwd_s + l.recompute_s + l.comm_s * (1.0 - fwd_share));
-}
-
 // MoE layers on physical stage s (its chunks s, s + pp, ...), from the model's layer pattern.
 std::int64_t moe_layers_on_stage(const ModelSpec& m, const LayerSplit& split, std::int64_t s, std::int64_t pp) {
   if (!m.is_moe()) return 0;
@@ -68,69 +44,6 @@ std::int64_t moe_layers_on_stage(const ModelSpec& m, const LayerSplit& split, st
     moe += m.moe_layers_in(start, start + split.virtual_stage_layers(k));
   }
   return moe;
-}
-
-// Reused simulation inputs and simulator (per thread: the planner evaluates in parallel).
-PipelineCosts& simulation_costs() {
-  thread_local PipelineCosts costs;
-  return costs;
-}
-PipelineSimulator& simulator() {
-  thread_local PipelineSimulator sim;
-  return sim;
-}
-
-double simulate_into(const PipelineCosts& costs, Timeline& timeline, double& pipeline_s) {
-  timeline = simulator().run(costs);
-  pipeline_s = timeline.pipeline_makespan_s;
-  return timeline.makespan_s;
-}
-
-// Memoised simulation, keyed by a 64-bit hash (FNV-1a) of the schedule, shape and every cost:
-// the planner re-scores the same pipelines many times.
-double memoised_makespan(const PipelineCosts& costs, double& pipeline_s) {
-  constexpr std::size_t kMaxEntries = 1 << 14;
-  thread_local std::unordered_map<std::uint64_t, std::pair<double, double>> memo;
-  std::uint64_t hash = 1469598103934665603ULL;
-  auto mix = [&hash](std::uint64_t v) {
-    for (int i = 0; i < 8; ++i) {
-      hash ^= (v >> (8 * i)) & 0xFF;
-      hash *= 1099511628211ULL;
-    }
-  };
-  auto mix_double = [&mix](double d) { mix(std::bit_cast<std::uint64_t>(d)); };
-  mix(static_cast<std::uint64_t>(costs.schedule));
-  mix(static_cast<std::uint64_t>(costs.stages));
-  mix(static_cast<std::uint64_t>(costs.microbatches));
-  mix(static_cast<std::uint64_t>(costs.chunks));
-  mix(costs.dp_sync_overlap ? 1 : 0);
-  // Costs are uniform over micro-batches here: one value per virtual stage suffices.
-  const std::size_t m = static_cast<std::size_t>(costs.microbatches);
-  for (std::size_t k = 0; k < costs.virtual_stages(); ++k) {
-    mix_double(costs.forward_s[k * m]);
-    mix_double(costs.backward_s[k * m]);
-  }
-  for (double v : costs.p2p_s) mix_double(v);
-  for (double v : costs.dp_sync_s) mix_double(v);
-  if (const auto it = memo.find(hash); it != memo.end()) {
-    pipeline_s = it->second.second;
-    return it->second.first;
-  }
-  const double with_sync = simulator().makespan(costs, &pipeline_s);
-  if (memo.size() >= kMaxEntries) memo.clear();
-  memo.emplace(hash, std::make_pair(with_sync, pipeline_s));
-  return with_sync;
-}
-
-void add_cost(StageCost& sc, const StageCost& e) {
-  sc.compute_s += e.compute_s;
-  sc.recompute_s += e.recompute_s;
-  sc.tp_s += e.tp_s;
-  sc.cp_s += e.cp_s;
-  sc.ep_s += e.ep_s;
-  sc.ep_total_s += e.ep_total_s;
-  sc.fwd_s += e.fwd_s;
-  sc.bwd_s += e.bwd_s;
 }
 
 // Embedding: a lookup (memory-bound), vocab-parallel all-reduce; gradient scatter-add in fp32.
@@ -466,47 +379,6 @@ StageTotals visit_stages(const IterationModel& it, std::int64_t special_end) {
   return t;
 }
 
-// Pipeline send/recv: each micro-batch's activation (split over tp by sequence parallelism or
-// Megatron's scatter/gather optimisation, SC'21 §4.1) crosses each stage boundary both ways.
-// Stage s holds ranks [s stride, (s+1) stride); its boundary to s+1 crosses a node when those
-// blocks sit in different nodes (NVLink inside a node, the NIC across).
-struct PipelineP2p {
-  double intra_s = 0, inter_s = 0, mean_s = 0;
-  double exposed_s = 0;  // fill and drain, plus blocking transfers in the steady state
-  std::int64_t stages_per_node = 1;
-  double boundary_s(std::int64_t s) const {
-    const bool crosses = stages_per_node == 1 || (s + 1) % stages_per_node == 0;
-    return crosses ? inter_s : intra_s;
-  }
-};
-
-PipelineP2p pipeline_p2p(const IterationModel& it) {
-  const Plan& p = it.p;
-  const Cluster& c = it.c;
-  PipelineP2p t;
-  const std::int64_t pp_stride = p.tp * p.cp * p.dp;
-  t.stages_per_node = pp_stride >= c.gpus_per_node ? 1 : c.gpus_per_node / pp_stride;
-  if (p.pp <= 1) return t;
-  const bool split_activation = p.p2p_scatter_gather || p.sequence_parallel;
-  const double bytes = kB16 * it.x.tokens * static_cast<double>(it.m.hidden) / (split_activation ? it.x.tp : 1.0);
-  t.intra_s = p2p_time_s(bytes, {c.intra_node.bandwidth_bytes_per_s, c.intra_node.latency_s});
-  t.inter_s = p2p_time_s(bytes, {c.inter_node.bandwidth_bytes_per_s, c.inter_node.latency_s});
-  double fill_s = 0;
-  for (std::int64_t s = 0; s + 1 < p.pp; ++s) fill_s += t.boundary_s(s);
-  t.mean_s = fill_s / static_cast<double>(p.pp - 1);
-  // Fill and drain cross every boundary once each way. Blocking p2p: a middle stage receives and
-  // sends once each way per micro-batch and chunk, serialised with its compute (DeepSpeed
-  // PipelineEngine's RecvActivation / SendActivation / RecvGrad / SendGrad instructions).
-  const double steady = p.overlap_p2p ? 0.0 : 4.0 * static_cast<double>(p.vpp * it.microbatches) * t.mean_s;
-  // Interleaved, the first micro-batch's forward passes through every virtual stage: each
-  // round's pp - 1 boundaries and the vpp - 1 wraps from the last stage back to the first (the
-  // drain likewise), as the simulator's timeline has them.
-  const double vpp = static_cast<double>(p.vpp);
-  const double traversal_s = vpp * fill_s + (vpp - 1.0) * t.boundary_s(p.pp - 1);
-  t.exposed_s = 2.0 * traversal_s + steady;
-  return t;
-}
-
 // The simulator's inputs for this plan: each virtual stage's forward / backward per micro-batch,
 // the p2p time per stage boundary and each stage's gradient sync.
 void fill_simulation_costs(const IterationModel& it, const StageTotals& stages, const PipelineP2p& p2p,
@@ -555,7 +427,7 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& asked, 
   const IterationModel it(m, c, p, w);
   const std::int64_t special_end = it.special_end();
   const StageTotals stages = visit_stages(it, special_end);
-  const PipelineP2p p2p = pipeline_p2p(it);
+  const PipelineP2p p2p = pipeline_p2p(p, c, it.x.tokens, it.x.tp, m.hidden, it.microbatches);
 
   Estimate e;
   const double mb = static_cast<double>(it.microbatches);
@@ -577,7 +449,7 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& asked, 
     e.iteration_time_s = pipe.makespan_s + p2p.exposed_s + stages.dp_exposed_s + stages.optimizer_s;
   } else {
     // The event-driven simulation of this plan's pipeline (schedule/pipeline_simulator.h).
-    PipelineCosts& costs = simulation_costs();
+    PipelineCosts& costs = thread_simulation_costs();
     fill_simulation_costs(it, stages, p2p, special_end, costs);
     double pipeline_s = 0;
     const double with_sync_s = timeline != nullptr ? simulate_into(costs, *timeline, pipeline_s)
