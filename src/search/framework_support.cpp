@@ -2,6 +2,9 @@
 
 #include <array>
 #include <span>
+#include <string>
+
+#include "core/error.h"
 
 namespace tessera {
 namespace {
@@ -138,6 +141,46 @@ const char* torchtitan_unsupported_reason(const ModelSpec& model, const Plan& pl
 
 bool torchtitan_can_run(const ModelSpec& model, const Plan& plan) {
   return torchtitan_unsupported_reason(model, plan) == nullptr;
+}
+
+// A plain PyTorch loop (plan.cpp check_framework): data parallelism only (DDP, FSDP, one GPU),
+// AMP in bf16, whole-layer gradient checkpointing or none. A pin the framework cannot run stays
+// pinned and is refused by validate_plan with the key's name.
+namespace {
+PlanConstraints pytorch_constraints(PlanConstraints fix) {
+  for (std::optional<std::int64_t>* degree : {&fix.tp, &fix.pp, &fix.cp, &fix.ep, &fix.vpp})
+    if (!*degree) *degree = 1;
+  if (!fix.precision) fix.precision = Precision::bf16;
+  if (fix.recompute_choices.empty()) fix.recompute_choices = {Recompute::none, Recompute::full};
+  if (!fix.recompute_layers) fix.recompute_layers = 0;
+  if (!fix.fp8_param_gather) fix.fp8_param_gather = false;
+  return fix;
+}
+}  // namespace
+
+// The search space of the framework a caller plans for (fix.defaults.framework). torchtitan
+// (search/framework_support.h) has FSDP2 or DDP only (no ZeRO-1/2), the all-to-all dispatcher
+// without EP overlap, no FP8 parameter gather, no partial full recompute, and MTP only without
+// pipeline or context parallelism; the rest of its rules filter each candidate.
+PlanConstraints framework_constraints(const ModelSpec& model, PlanConstraints fix) {
+  if (fix.defaults.framework == TrainingFramework::pytorch) return pytorch_constraints(fix);
+  if (fix.defaults.framework != TrainingFramework::torchtitan) return fix;
+  if (const TorchtitanFlavor* flavor = torchtitan_flavor(model); flavor == nullptr || flavor->vision_language_only) {
+    const char* why = torchtitan_unsupported_reason(model, Plan{});
+    throw Error("--framework", "torchtitan cannot run " + model.name + (why != nullptr ? std::string(": ") + why : ""),
+                "megatron, or a model torchtitan ships (search/framework_support.h)");
+  }
+  if (fix.zero_choices.empty()) fix.zero_choices = {OptimizerSharding::none, OptimizerSharding::zero3};
+  if (!fix.dispatcher) fix.dispatcher = MoeDispatcher::alltoall;
+  if (!fix.overlap_ep) fix.overlap_ep = false;
+  if (!fix.delay_wgrad) fix.delay_wgrad = false;
+  if (!fix.fp8_param_gather) fix.fp8_param_gather = false;
+  if (!fix.recompute_layers) fix.recompute_layers = 0;
+  if (model.mtp_layers > 0) {
+    if (!fix.pp) fix.pp = 1;
+    if (!fix.cp) fix.cp = 1;
+  }
+  return fix;
 }
 
 }  // namespace tessera

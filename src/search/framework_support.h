@@ -10,6 +10,7 @@
 
 #include "model/model_spec.h"
 #include "plan/plan.h"
+#include "search/planner.h"
 
 namespace tessera {
 
@@ -39,5 +40,11 @@ const TorchtitanFlavor* torchtitan_flavor(const ModelSpec& model);
 // string, for error messages).
 const char* torchtitan_unsupported_reason(const ModelSpec& model, const Plan& plan);
 bool torchtitan_can_run(const ModelSpec& model, const Plan& plan);
+
+// The search space of the framework a caller plans for (fix.defaults.framework): `fix` with the
+// pins and choices the framework imposes (torchtitan: FSDP2 or DDP, the all-to-all dispatcher
+// without EP overlap, ...; plain PyTorch: data parallelism only). Throws Error("--framework")
+// for a model torchtitan does not ship.
+PlanConstraints framework_constraints(const ModelSpec& model, PlanConstraints fix);
 
 }  // namespace tessera

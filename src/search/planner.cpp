@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "search/framework_support.h"
+#include "search/plan_ranking.h"
 #include "search/plan_space.h"
 
 namespace tessera {
@@ -46,150 +47,6 @@ struct RecomputeOption {
   std::int64_t layers;
 };
 
-// Ranking order: faster first, then smaller, then simpler (less sharding, bf16, less recompute,
-// fewer chunks, smaller micro-batches, fewer cp / ep / pp ranks, default expert keys).
-bool better(const RankedPlan& a, const RankedPlan& b) {
-  if (a.estimate.iteration_time_s != b.estimate.iteration_time_s)
-    return a.estimate.iteration_time_s < b.estimate.iteration_time_s;
-  if (a.estimate.peak_memory_bytes != b.estimate.peak_memory_bytes)
-    return a.estimate.peak_memory_bytes < b.estimate.peak_memory_bytes;
-  const Plan& x = a.plan;
-  const Plan& y = b.plan;
-  return std::tie(x.zero, x.precision, x.recompute, x.recompute_modules, x.recompute_layers, x.vpp, x.micro_batch,
-                  x.cp, x.ep, x.pp, x.tp, x.etp, x.dispatcher, x.overlap_ep, x.delay_wgrad, x.fp8_param_gather) <
-         std::tie(y.zero, y.precision, y.recompute, y.recompute_modules, y.recompute_layers, y.vpp, y.micro_batch,
-                  y.cp, y.ep, y.pp, y.tp, y.etp, y.dispatcher, y.overlap_ep, y.delay_wgrad, y.fp8_param_gather);
-}
-
-// Identical in every reported term: the cost model does not tell the two plans apart.
-bool same_estimate(const Estimate& a, const Estimate& b) {
-  const TimeBreakdown& s = a.time;
-  const TimeBreakdown& t = b.time;
-  const MemoryBreakdown& m = a.memory;
-  const MemoryBreakdown& n = b.memory;
-  return a.iteration_time_s == b.iteration_time_s && a.peak_memory_bytes == b.peak_memory_bytes &&
-         a.hardware_flops == b.hardware_flops && a.peak_memory_stage == b.peak_memory_stage &&
-         std::tie(s.compute_s, s.recompute_s, s.tp_comm_s, s.cp_comm_s, s.ep_comm_s, s.pp_comm_s, s.bubble_s,
-                  s.dp_comm_s, s.optimizer_s) ==
-             std::tie(t.compute_s, t.recompute_s, t.tp_comm_s, t.cp_comm_s, t.ep_comm_s, t.pp_comm_s, t.bubble_s,
-                      t.dp_comm_s, t.optimizer_s) &&
-         std::tie(m.weights_bytes, m.gradients_bytes, m.optimizer_bytes, m.activations_bytes, m.logits_bytes,
-                  m.buffers_bytes, m.framework_bytes) ==
-             std::tie(n.weights_bytes, n.gradients_bytes, n.optimizer_bytes, n.activations_bytes, n.logits_bytes,
-                      n.buffers_bytes, n.framework_bytes);
-}
-
-// Sorted best first; drops every entry identical in estimate to a better one.
-std::int64_t drop_aliases(std::vector<RankedPlan>& plans) {
-  std::sort(plans.begin(), plans.end(), better);
-  std::vector<RankedPlan> kept;
-  kept.reserve(plans.size());
-  for (auto& r : plans) {
-    bool alias = false;
-    for (const auto& k : kept)
-      alias = alias || same_estimate(k.estimate, r.estimate) || same_configuration(k.plan, r.plan);
-    if (!alias) kept.push_back(r);
-  }
-  const auto dropped = static_cast<std::int64_t>(plans.size() - kept.size());
-  plans = std::move(kept);
-  return dropped;
-}
-
-// Within a run of ties (times within kTimeTieFraction of the run's fastest): lower peak memory,
-// then fewer groups crossing nodes, then the simpler plan.
-void order_ties(std::vector<RankedPlan>& plans, const Cluster& cluster) {
-  const auto tie_order = [&](const RankedPlan& a, const RankedPlan& b) {
-    if (a.estimate.peak_memory_bytes != b.estimate.peak_memory_bytes)
-      return a.estimate.peak_memory_bytes < b.estimate.peak_memory_bytes;
-    const int ca = cross_node_groups(a.plan, cluster), cb = cross_node_groups(b.plan, cluster);
-    if (ca != cb) return ca < cb;
-    return better(a, b);
-  };
-  for (std::size_t i = 0; i < plans.size();) {
-    const double run_end_s = plans[i].estimate.iteration_time_s * (1.0 + kTimeTieFraction);
-    std::size_t j = i + 1;
-    while (j < plans.size() && plans[j].estimate.iteration_time_s <= run_end_s) ++j;
-    std::sort(plans.begin() + static_cast<std::ptrdiff_t>(i), plans.begin() + static_cast<std::ptrdiff_t>(j), tie_order);
-    i = j;
-  }
-}
-
-// The keys that make two plans different models of execution for a user: the model-parallel
-// layout, recompute and precision. Plans equal in these differ only in how the data-parallel
-// and context-parallel ranks share the batch (dp x cp, micro-batch), the optimizer sharding or a
-// switch (FP8 param gather, dispatcher, overlaps).
-bool same_layout(const Plan& a, const Plan& b) {
-  const auto keys = [](const Plan& p) {
-    return std::tie(p.tp, p.pp, p.ep, p.etp, p.vpp, p.recompute, p.recompute_layers, p.recompute_modules, p.precision,
-                    p.fp8_recipe, p.framework, p.flash_attention, p.first_stage_layers, p.last_stage_layers, p.account_embedding,
-                    p.account_loss);
-  };
-  return keys(a) == keys(b);
-}
-
-// `k` ties `r` in time (within kTimeTieFraction) with no more memory and no more groups crossing
-// nodes (the caller checks they share a layout).
-bool dominates(const RankedPlan& k, const RankedPlan& r, const Cluster& cluster) {
-  const double t = r.estimate.iteration_time_s, tk = k.estimate.iteration_time_s;
-  return t >= tk * (1.0 - kTimeTieFraction) && t <= tk * (1.0 + kTimeTieFraction) &&
-         r.estimate.peak_memory_bytes >= k.estimate.peak_memory_bytes &&
-         cross_node_groups(r.plan, cluster) >= cross_node_groups(k.plan, cluster);
-}
-
-// Drops (and counts) each plan that a better-ranked plan of the same layout dominates: zero1 and
-// zero3 costing the same, dp and cp swapped with the micro-batch, a switch that buys nothing.
-std::int64_t drop_dominated_variants(std::vector<RankedPlan>& plans, const Cluster& cluster) {
-  std::vector<RankedPlan> kept;
-  kept.reserve(plans.size());
-  for (auto& r : plans) {
-    const bool dominated = std::any_of(kept.begin(), kept.end(), [&](const RankedPlan& k) {
-      return same_layout(k.plan, r.plan) && dominates(k, r, cluster);
-    });
-    if (!dominated) kept.push_back(std::move(r));
-  }
-  const auto dropped = static_cast<std::int64_t>(plans.size() - kept.size());
-  plans = std::move(kept);
-  return dropped;
-}
-
-// A plain PyTorch loop (plan.cpp check_framework): data parallelism only (DDP, FSDP, one GPU),
-// AMP in bf16, whole-layer gradient checkpointing or none. A pin the framework cannot run stays
-// pinned and is refused by validate_plan with the key's name.
-PlanConstraints pytorch_constraints(PlanConstraints fix) {
-  for (std::optional<std::int64_t>* degree : {&fix.tp, &fix.pp, &fix.cp, &fix.ep, &fix.vpp})
-    if (!*degree) *degree = 1;
-  if (!fix.precision) fix.precision = Precision::bf16;
-  if (fix.recompute_choices.empty()) fix.recompute_choices = {Recompute::none, Recompute::full};
-  if (!fix.recompute_layers) fix.recompute_layers = 0;
-  if (!fix.fp8_param_gather) fix.fp8_param_gather = false;
-  return fix;
-}
-
-// The search space of the framework a caller plans for (fix.defaults.framework). torchtitan
-// (search/framework_support.h) has FSDP2 or DDP only (no ZeRO-1/2), the all-to-all dispatcher
-// without EP overlap, no FP8 parameter gather, no partial full recompute, and MTP only without
-// pipeline or context parallelism; the rest of its rules filter each candidate.
-PlanConstraints framework_constraints(const ModelSpec& model, PlanConstraints fix) {
-  if (fix.defaults.framework == TrainingFramework::pytorch) return pytorch_constraints(fix);
-  if (fix.defaults.framework != TrainingFramework::torchtitan) return fix;
-  if (const TorchtitanFlavor* flavor = torchtitan_flavor(model); flavor == nullptr || flavor->vision_language_only) {
-    const char* why = torchtitan_unsupported_reason(model, Plan{});
-    throw Error("--framework", "torchtitan cannot run " + model.name + (why != nullptr ? std::string(": ") + why : ""),
-                "megatron, or a model torchtitan ships (search/framework_support.h)");
-  }
-  if (fix.zero_choices.empty()) fix.zero_choices = {OptimizerSharding::none, OptimizerSharding::zero3};
-  if (!fix.dispatcher) fix.dispatcher = MoeDispatcher::alltoall;
-  if (!fix.overlap_ep) fix.overlap_ep = false;
-  if (!fix.delay_wgrad) fix.delay_wgrad = false;
-  if (!fix.fp8_param_gather) fix.fp8_param_gather = false;
-  if (!fix.recompute_layers) fix.recompute_layers = 0;
-  if (model.mtp_layers > 0) {
-    if (!fix.pp) fix.pp = 1;
-    if (!fix.cp) fix.cp = 1;
-  }
-  return fix;
-}
-
 bool is_valid(const Plan& p, const ModelSpec& model, const Cluster& cluster, const Workload& workload) {
   try {
     validate_plan(p, model, cluster, workload);
@@ -199,33 +56,10 @@ bool is_valid(const Plan& p, const ModelSpec& model, const Cluster& cluster, con
   }
 }
 
-}  // namespace
-
-MemoryLimit memory_limit(const Cluster& cluster, const PlanConstraints& fix) {
-  if (fix.max_memory_gib) {
-    if (!(*fix.max_memory_gib > 0.0)) throw Error("--max-memory-gib", "must be positive", "a number of GiB > 0");
-    return {*fix.max_memory_gib * units::kGiB, 0.0};
-  }
-  const double usable_bytes = cluster.gpu.usable_memory_gib * units::kGiB;
-  const double headroom_bytes = kDefaultMemoryHeadroomFraction * usable_bytes;
-  return {usable_bytes - headroom_bytes, headroom_bytes};
-}
-
-PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Workload& workload,
-                        const PlanConstraints& requested, const PlannerOptions& options) {
-  const auto started = std::chrono::steady_clock::now();
-  const PlanConstraints fix = framework_constraints(model, requested);
-  const bool torchtitan = fix.defaults.framework == TrainingFramework::torchtitan;
-  workload.validate();
+// Outer shapes (tp, pp, cp, ep, etp), each checked for divisibility.
+std::vector<Shape> enumerate_shapes(const ModelSpec& model, const Cluster& cluster, const Workload& workload,
+                                    const PlanConstraints& fix) {
   const std::int64_t gpus = cluster.gpus();
-  const MemoryLimit limit = memory_limit(cluster, fix);
-  const double limit_bytes = limit.limit_bytes;
-  if (fix.recompute_modules && fix.recompute && *fix.recompute != Recompute::selective)
-    throw Error("fix.recompute_modules", "only applies to selective recompute", "recompute=selective or unset");
-  if (fix.delay_wgrad.value_or(false) && !fix.overlap_ep.value_or(true))
-    throw Error("fix.delay_wgrad", "needs overlap_ep", "delay_wgrad=0, or overlap_ep=1");
-
-  // Outer shapes (tp, pp, cp, ep, etp), each checked for divisibility.
   std::vector<Shape> shapes;
   const std::int64_t tp_limit = fix.allow_cross_node_tp ? gpus : std::min<std::int64_t>(gpus, cluster.gpus_per_node);
   for (std::int64_t tp : pinned_or(fix.tp, divisors(model.heads, tp_limit))) {
@@ -254,30 +88,149 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
       }
     }
   }
+  return shapes;
+}
 
-  const std::vector<Recompute> recomputes =
+// The values the search tries for the knobs inside a shape, less what --fix pins.
+struct SearchChoices {
+  std::vector<Recompute> recomputes;
+  std::vector<OptimizerSharding> zeros;
+  std::vector<Precision> precisions;
+  Fp8Recipe recipe = Fp8Recipe::tensorwise;
+  std::optional<bool> overlap_tp_pin;
+  std::vector<unsigned> module_sets;
+};
+
+SearchChoices search_choices(const ModelSpec& model, const Cluster& cluster, const PlanConstraints& fix) {
+  SearchChoices c;
+  c.recomputes =
       fix.recompute_modules ? std::vector<Recompute>{Recompute::selective}
                             : pinned_or(fix.recompute, fix.recompute_choices.empty()
                                                            ? std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full}
                                                            : fix.recompute_choices);
   // One GPU has nothing to shard over: optimizer sharding there only adds ZeRO-3's gathers.
-  const std::vector<OptimizerSharding> zeros = pinned_or(
+  const std::int64_t gpus = cluster.gpus();
+  c.zeros = pinned_or(
       fix.zero, gpus == 1 ? std::vector<OptimizerSharding>{OptimizerSharding::none}
                 : fix.zero_choices.empty()
                     ? std::vector<OptimizerSharding>{OptimizerSharding::none, OptimizerSharding::zero1, OptimizerSharding::zero3}
                     : fix.zero_choices);
-  std::vector<Precision> precisions =
+  c.precisions =
       pinned_or(fix.precision, fix.precision_choices.empty() ? std::vector<Precision>{Precision::bf16} : fix.precision_choices);
-  const Fp8Recipe recipe = fix.fp8_recipe.value_or(natural_fp8_recipe(cluster.gpu));
+  c.recipe = fix.fp8_recipe.value_or(natural_fp8_recipe(cluster.gpu));
   // FP8 only where the GPU runs it (and its recipe); validate_plan's rule, checked once here.
-  std::erase_if(precisions, [&](Precision p) {
-    return p == Precision::fp8 && (cluster.gpu.fp8_tflops <= 0 || (recipe == Fp8Recipe::mxfp8 && !cluster.gpu.mxfp8));
+  std::erase_if(c.precisions, [&](Precision p) {
+    return p == Precision::fp8 && (cluster.gpu.fp8_tflops <= 0 || (c.recipe == Fp8Recipe::mxfp8 && !cluster.gpu.mxfp8));
   });
   // --fix overlap_tp (or a caller's defaults with it on) pins TP-communication overlap.
-  const std::optional<bool> overlap_tp_pin =
+  c.overlap_tp_pin =
       fix.overlap_tp_comm ? fix.overlap_tp_comm : fix.defaults.overlap_tp_comm ? std::optional<bool>{true} : std::nullopt;
-  const std::vector<unsigned> module_sets =
+  c.module_sets =
       fix.recompute_modules ? std::vector<unsigned>{*fix.recompute_modules} : searched_recompute_modules(model);
+  return c;
+}
+
+// One search thread's state: its ranking, counts and the pruning threshold it shares.
+struct Worker {
+  std::vector<RankedPlan> best;  // top `rescored` by the closed form, no two with one estimate
+  std::vector<FeasiblePoint> points;  // with options.record_feasible
+  std::int64_t evaluated = 0, feasible = 0, faster_than_reference = 0, invalid = 0, aliases = 0;
+  double min_peak = -1;
+  Plan min_plan;
+  std::size_t capacity = 0;
+  // No candidate slower than this can be among the best `capacity`: the worst of this worker's
+  // full ranking, or of any other worker's (each holds `capacity` plans at least that fast).
+  std::atomic<double>* shared = nullptr;
+  double threshold() const { return shared->load(std::memory_order_relaxed); }
+  void publish() const {
+    if (best.size() < capacity) return;
+    const double mine = best.front().estimate.iteration_time_s;
+    double seen = shared->load(std::memory_order_relaxed);
+    while (mine < seen && !shared->compare_exchange_weak(seen, mine, std::memory_order_relaxed)) {
+    }
+  }
+};
+
+// The workers' rankings merged: invalid and aliased plans dropped, the best `rescored` by the
+// closed form re-scored with the simulated pipeline (the times `tessera estimate` prints), ties
+// ordered, dominated variants dropped unless kept, the top_k listed.
+PlanSearch merged_search(std::vector<Worker>& workers, const ModelSpec& model, const Cluster& cluster,
+                         const Workload& workload, const PlannerOptions& options, const MemoryLimit& limit,
+                         std::size_t rescored) {
+  PlanSearch result;
+  result.memory_limit_bytes = limit.limit_bytes;
+  result.headroom_bytes = limit.headroom_bytes;
+  result.reference_rank = options.reference ? 1 : 0;
+  std::vector<RankedPlan> merged;
+  for (auto& wk : workers) {
+    result.evaluated += wk.evaluated;
+    result.feasible += wk.feasible;
+    result.reference_rank += wk.faster_than_reference;
+    result.invalid += wk.invalid;
+    result.aliases += wk.aliases;
+    if (wk.min_peak >= 0 && (result.min_peak_memory_bytes == 0 || wk.min_peak < result.min_peak_memory_bytes)) {
+      result.min_peak_memory_bytes = wk.min_peak;
+      result.min_memory_plan = wk.min_plan;
+    }
+    merged.insert(merged.end(), wk.best.begin(), wk.best.end());
+    result.feasible_points.insert(result.feasible_points.end(), wk.points.begin(), wk.points.end());
+  }
+  // The enumeration produces only valid plans (Planner.EveryCandidateIsValid checks every
+  // candidate); the ranked ones are checked here, outside the hot loop, so nothing invalid is listed.
+  // Keys the defaults set that the plan makes meaningless (reshard under zero1, ...) are reset.
+  for (auto& r : merged) r.plan = canonical_plan(r.plan, model);
+  if (!options.validate_every_candidate) {
+    const auto before = merged.size();
+    std::erase_if(merged, [&](const RankedPlan& r) { return !is_valid(r.plan, model, cluster, workload); });
+    result.invalid += static_cast<std::int64_t>(before - merged.size());
+  }
+  result.aliases += drop_aliases(merged);  // aliases found by different workers
+  if (merged.size() > rescored) merged.resize(rescored);
+  // Re-score with the simulated pipeline: the times `tessera estimate` prints.
+  for (auto& r : merged) r.estimate = estimate(model, cluster, r.plan, workload);
+  result.aliases += drop_aliases(merged);
+  order_ties(merged, cluster);
+  if (!options.keep_tied_variants) result.aliases += drop_dominated_variants(merged, cluster);
+  if (merged.size() > options.top_k) merged.resize(options.top_k);
+  result.plans = std::move(merged);
+  return result;
+}
+
+}  // namespace
+
+MemoryLimit memory_limit(const Cluster& cluster, const PlanConstraints& fix) {
+  if (fix.max_memory_gib) {
+    if (!(*fix.max_memory_gib > 0.0)) throw Error("--max-memory-gib", "must be positive", "a number of GiB > 0");
+    return {*fix.max_memory_gib * units::kGiB, 0.0};
+  }
+  const double usable_bytes = cluster.gpu.usable_memory_gib * units::kGiB;
+  const double headroom_bytes = kDefaultMemoryHeadroomFraction * usable_bytes;
+  return {usable_bytes - headroom_bytes, headroom_bytes};
+}
+
+PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Workload& workload,
+                        const PlanConstraints& requested, const PlannerOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  const PlanConstraints fix = framework_constraints(model, requested);
+  const bool torchtitan = fix.defaults.framework == TrainingFramework::torchtitan;
+  workload.validate();
+  const std::int64_t gpus = cluster.gpus();
+  const MemoryLimit limit = memory_limit(cluster, fix);
+  const double limit_bytes = limit.limit_bytes;
+  if (fix.recompute_modules && fix.recompute && *fix.recompute != Recompute::selective)
+    throw Error("fix.recompute_modules", "only applies to selective recompute", "recompute=selective or unset");
+  if (fix.delay_wgrad.value_or(false) && !fix.overlap_ep.value_or(true))
+    throw Error("fix.delay_wgrad", "needs overlap_ep", "delay_wgrad=0, or overlap_ep=1");
+
+  const std::vector<Shape> shapes = enumerate_shapes(model, cluster, workload, fix);
+
+  const SearchChoices choices = search_choices(model, cluster, fix);
+  const std::vector<Recompute>& recomputes = choices.recomputes;
+  const std::vector<OptimizerSharding>& zeros = choices.zeros;
+  const std::vector<Precision>& precisions = choices.precisions;
+  const Fp8Recipe recipe = choices.recipe;
+  const std::optional<bool> overlap_tp_pin = choices.overlap_tp_pin;
+  const std::vector<unsigned>& module_sets = choices.module_sets;
 
   double reference_s = -1;
   if (options.reference) {
@@ -286,25 +239,6 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
                       ? estimate(model, cluster, *options.reference, workload).iteration_time_s
                       : estimate_analytical(model, cluster, *options.reference, workload).iteration_time_s;
   }
-  struct Worker {
-    std::vector<RankedPlan> best;  // top `rescored` by the closed form, no two with one estimate
-    std::vector<FeasiblePoint> points;  // with options.record_feasible
-    std::int64_t evaluated = 0, feasible = 0, faster_than_reference = 0, invalid = 0, aliases = 0;
-    double min_peak = -1;
-    Plan min_plan;
-    std::size_t capacity = 0;
-    // No candidate slower than this can be among the best `capacity`: the worst of this worker's
-    // full ranking, or of any other worker's (each holds `capacity` plans at least that fast).
-    std::atomic<double>* shared = nullptr;
-    double threshold() const { return shared->load(std::memory_order_relaxed); }
-    void publish() const {
-      if (best.size() < capacity) return;
-      const double mine = best.front().estimate.iteration_time_s;
-      double seen = shared->load(std::memory_order_relaxed);
-      while (mine < seen && !shared->compare_exchange_weak(seen, mine, std::memory_order_relaxed)) {
-      }
-    }
-  };
   const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
   const int threads = options.threads > 0 ? options.threads : static_cast<int>(hardware);
   std::vector<Worker> workers(static_cast<std::size_t>(threads));
@@ -603,17 +537,17 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
     std::vector<ExpertComm> comms;
     std::vector<std::int64_t> valid_mbs, shape_mbs;
     wk.best.reserve(rescored + 1);
-    const auto worse = [](const RankedPlan& a, const RankedPlan& b) { return better(a, b); };
+    const auto worse = [](const RankedPlan& a, const RankedPlan& b) { return ranked_before(a, b); };
     // Enters a costed, fitting candidate into the worker's ranking. An entry with the identical
     // estimate is the same configuration to the cost model: the simpler of the two stays.
     const auto rank = [&](const Plan& p, const Estimate& e) {
       const RankedPlan candidate{p, e};
       const bool full = wk.best.size() >= rescored;
-      if (full && !better(candidate, wk.best.front())) return;
+      if (full && !ranked_before(candidate, wk.best.front())) return;
       for (auto& r : wk.best) {
         if (!same_estimate(r.estimate, e)) continue;
         ++wk.aliases;
-        if (better(candidate, r)) {
+        if (ranked_before(candidate, r)) {
           r.plan = p;
           std::make_heap(wk.best.begin(), wk.best.end(), worse);
         }
@@ -635,42 +569,7 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
   work(workers[0]);
   for (auto& th : pool) th.join();
 
-  PlanSearch result;
-  result.memory_limit_bytes = limit.limit_bytes;
-  result.headroom_bytes = limit.headroom_bytes;
-  result.reference_rank = options.reference ? 1 : 0;
-  std::vector<RankedPlan> merged;
-  for (auto& wk : workers) {
-    result.evaluated += wk.evaluated;
-    result.feasible += wk.feasible;
-    result.reference_rank += wk.faster_than_reference;
-    result.invalid += wk.invalid;
-    result.aliases += wk.aliases;
-    if (wk.min_peak >= 0 && (result.min_peak_memory_bytes == 0 || wk.min_peak < result.min_peak_memory_bytes)) {
-      result.min_peak_memory_bytes = wk.min_peak;
-      result.min_memory_plan = wk.min_plan;
-    }
-    merged.insert(merged.end(), wk.best.begin(), wk.best.end());
-    result.feasible_points.insert(result.feasible_points.end(), wk.points.begin(), wk.points.end());
-  }
-  // The enumeration produces only valid plans (Planner.EveryCandidateIsValid checks every
-  // candidate); the ranked ones are checked here, outside the hot loop, so nothing invalid is listed.
-  // Keys the defaults set that the plan makes meaningless (reshard under zero1, ...) are reset.
-  for (auto& r : merged) r.plan = canonical_plan(r.plan, model);
-  if (!options.validate_every_candidate) {
-    const auto before = merged.size();
-    std::erase_if(merged, [&](const RankedPlan& r) { return !is_valid(r.plan, model, cluster, workload); });
-    result.invalid += static_cast<std::int64_t>(before - merged.size());
-  }
-  result.aliases += drop_aliases(merged);  // aliases found by different workers
-  if (merged.size() > rescored) merged.resize(rescored);
-  // Re-score with the simulated pipeline: the times `tessera estimate` prints.
-  for (auto& r : merged) r.estimate = estimate(model, cluster, r.plan, workload);
-  result.aliases += drop_aliases(merged);
-  order_ties(merged, cluster);
-  if (!options.keep_tied_variants) result.aliases += drop_dominated_variants(merged, cluster);
-  if (merged.size() > options.top_k) merged.resize(options.top_k);
-  result.plans = std::move(merged);
+  PlanSearch result = merged_search(workers, model, cluster, workload, options, limit, rescored);
   result.search_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }
