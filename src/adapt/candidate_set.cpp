@@ -2,12 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <exception>
 #include <string>
-#include <thread>
 
 #include "adapt/plan_family.h"
 #include "core/error.h"
+#include "core/parallel_tasks.h"
 #include "core/units.h"
 #include "cost/cost_model.h"
 
@@ -52,29 +51,10 @@ std::vector<PlanSearch> search_grid(const ModelSpec& model, const Cluster& clust
   planner.keep_tied_variants = true;
   planner.threads = 1;
   std::vector<PlanSearch> searches(grid.size());
-  std::vector<std::exception_ptr> failures(grid.size());
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> failed{false};
-  auto work = [&] {
-    for (std::size_t b = next++; b < grid.size() && !failed; b = next++) {
-      try {
-        searches[b] = search_plans(model, cluster, Workload{grid[b], seq_len}, options.constraints, planner);
-        take_from_budget(options.evaluation_budget, searches[b].evaluated);
-      } catch (...) {
-        failures[b] = std::current_exception();
-        failed = true;
-      }
-    }
-  };
-  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t threads = std::min<std::size_t>(options.threads > 0 ? options.threads : hardware, grid.size());
-  {
-    std::vector<std::jthread> pool;
-    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-  }  // joins
-  for (const std::exception_ptr& failure : failures)
-    if (failure) std::rethrow_exception(failure);
+  run_parallel_tasks(grid.size(), options.threads, [&](std::size_t b) {
+    searches[b] = search_plans(model, cluster, Workload{grid[b], seq_len}, options.constraints, planner);
+    take_from_budget(options.evaluation_budget, searches[b].evaluated);
+  });
   return searches;
 }
 

@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <exception>
 #include <map>
 #include <numeric>
-#include <thread>
 #include <tuple>
 
 #include "core/error.h"
+#include "core/parallel_tasks.h"
 #include "core/percentile.h"
 #include "core/seeded_random.h"
 #include "io/calibration_runs.h"
@@ -124,32 +123,17 @@ Error over_budget(const HeldOutOptions& options, std::size_t tasks) {
 // budget, the draws' fits and predictions share it, and the first to overdraw it stops them all.
 std::vector<DrawResult> run_draws(const std::vector<DrawTask>& tasks, const HeldOutOptions& options) {
   std::vector<DrawResult> results(tasks.size());
-  std::vector<std::exception_ptr> failures(tasks.size());
   std::atomic<std::int64_t> left{options.work_budget};
   std::atomic<std::int64_t>* budget = options.work_budget > 0 ? &left : nullptr;
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> stop{false};
-  auto work = [&] {
-    for (std::size_t i = next++; i < tasks.size() && !stop; i = next++) {
-      try {
-        results[i] = run_draw(*tasks[i].group, *tasks[i].members, tasks[i].seed, options, budget);
-      } catch (...) {
-        failures[i] = std::current_exception();
-        stop = true;
-      }
-    }
-  };
-  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t threads = std::min<std::size_t>(options.threads > 0 ? options.threads : hardware, tasks.size());
-  {
-    std::vector<std::jthread> pool;
-    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-  }  // joins
-  // Overdrawn: the draws together need more than the budget, whichever draw noticed it first.
-  if (budget != nullptr && left.load() < 0) throw over_budget(options, tasks.size());
-  for (const std::exception_ptr& failure : failures)
-    if (failure) std::rethrow_exception(failure);
+  try {
+    run_parallel_tasks(tasks.size(), options.threads, [&](std::size_t i) {
+      results[i] = run_draw(*tasks[i].group, *tasks[i].members, tasks[i].seed, options, budget);
+    });
+  } catch (...) {
+    // Overdrawn: the draws together need more than the budget, whichever draw noticed it first.
+    if (budget != nullptr && left.load() < 0) throw over_budget(options, tasks.size());
+    throw;
+  }
   return results;
 }
 
