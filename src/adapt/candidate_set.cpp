@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/parallel_tasks.h"
 #include "core/units.h"
+#include "core/work_budget.h"
 #include "cost/cost_model.h"
 
 namespace tessera {
@@ -34,12 +35,6 @@ bool same_links(const Cluster& a, const Cluster& b) {
          same_value(a.inter_node.latency_s, b.inter_node.latency_s);
 }
 
-void take_from_budget(std::atomic<std::int64_t>* budget, std::int64_t evaluated) {
-  if (budget == nullptr) return;
-  if (budget->fetch_sub(evaluated, std::memory_order_relaxed) - evaluated < 0)
-    throw Error(kEvaluationBudgetField, "spent", "a smaller search");
-}
-
 // The planner at every grid batch, the batches in parallel and each search on one thread: a
 // search's plans and its count of plans costed are then the same on any machine (the planner's
 // own workers share a pruning bound, so their count depends on timing). With a budget, a search
@@ -53,7 +48,7 @@ std::vector<PlanSearch> search_grid(const ModelSpec& model, const Cluster& clust
   std::vector<PlanSearch> searches(grid.size());
   run_parallel_tasks(grid.size(), options.threads, [&](std::size_t b) {
     searches[b] = search_plans(model, cluster, Workload{grid[b], seq_len}, options.constraints, planner);
-    take_from_budget(options.evaluation_budget, searches[b].evaluated);
+    take_work(options.evaluation_budget, searches[b].evaluated, kEvaluationBudgetField);
   });
   return searches;
 }

@@ -46,9 +46,9 @@ struct GainMapCell {
   std::int64_t plans_evaluated = 0;  // by the planner, over the cell's grid batches
 };
 
-// scenario empty: each cell gets default_scenario_name(gpus). Throws Error("--models" / "--gpus", ...) for an empty list or more than kMaxGainMapCells cells,
-// Error("--gpus", ...) for a count below 1, Error("--models", ...) when the cells together cost
-// more than `evaluation_budget` plans.
+// scenario empty: each cell gets default_scenario_name(gpus). Throws Error("--models" / "--gpus",
+// ...) for an empty list or more than kMaxGainMapCells cells, Error("--gpus", ...) for a count
+// below 1, Error("--models", ...) when the cells together cost more than `evaluation_budget` plans.
 std::vector<GainMapCell> gain_map(const std::vector<ModelSpec>& models, const GpuSpec& gpu,
                                   const std::vector<std::int64_t>& gpu_counts, const std::string& scenario = "",
                                   std::int64_t evaluation_budget = kMaxGainMapEvaluations);

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/percentile.h"
+#include "core/work_budget.h"
 
 namespace tessera {
 
@@ -112,13 +113,7 @@ std::size_t max_free_parameters(std::size_t measurements, const CalibrationOptio
 }
 
 // Fits the time parameters of one GPU type; appends their ParameterFits and returns the GPU.
-// Takes one residual evaluation's work from the caller's budget, if any.
-void spend(const CalibrationOptions& options, std::int64_t work) {
-  if (options.work_budget == nullptr) return;
-  if (options.work_budget->fetch_sub(work, std::memory_order_relaxed) - work < 0)
-    throw Error(kCalibrationWorkField, "spent", "a smaller fit");
-}
-
+// Each residual evaluation prices every run: its work is taken from the caller's budget, if any.
 GpuSpec fit_time_parameters(const GpuMeasurements& g, const CalibrationOptions& options,
                             std::vector<ParameterFit>& fits, std::int64_t& work) {
   const auto params = time_parameters(g.catalog, options);
@@ -132,7 +127,7 @@ GpuSpec fit_time_parameters(const GpuMeasurements& g, const CalibrationOptions& 
   std::int64_t evaluation_work = 0;  // of pricing every run once
   for (const auto* run : g.runs) evaluation_work += prediction_work(*run);
   const ResidualFunction f = [&](std::span<const double> x, std::span<double> r) {
-    spend(options, evaluation_work);
+    take_work(options.work_budget, evaluation_work, kCalibrationWorkField);
     work += evaluation_work;
     time_residuals(g, with_values(g.catalog, params, x), r);
   };

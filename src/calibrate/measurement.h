@@ -73,6 +73,10 @@ void check_physical(const CalibrationData& data);
 
 // The cost model's value of each measurement with `gpu`'s parameters (same key as the measurement's).
 double predict_iteration_time_s(const RunMeasurement& run, const GpuSpec& gpu);
+double predict_peak_memory_gib(const RunMeasurement& run, const GpuSpec& gpu);
+double predict_collective_time_s(const CollectiveMeasurement& c, const GpuSpec& gpu);
+double predict_gemm_tflops(const GemmMeasurement& g, const GpuSpec& gpu);
+
 // What predict_iteration_time_s costs, in simulated pipeline operations: kEstimateBaseOps plus
 // the 2 pp vpp m operations of its pipeline simulation. Deterministic, so callers that repeat
 // predictions (calibration fits, held-out checks) bound their work with it, not with a clock.
@@ -81,8 +85,5 @@ double predict_iteration_time_s(const RunMeasurement& run, const GpuSpec& gpu);
 // run: 88 us per estimate).
 inline constexpr std::int64_t kEstimateBaseOps = 250;
 std::int64_t prediction_work(const RunMeasurement& run);
-double predict_peak_memory_gib(const RunMeasurement& run, const GpuSpec& gpu);
-double predict_collective_time_s(const CollectiveMeasurement& c, const GpuSpec& gpu);
-double predict_gemm_tflops(const GemmMeasurement& g, const GpuSpec& gpu);
 
 }  // namespace tessera

@@ -7,12 +7,10 @@
 
 namespace tessera {
 
-namespace {
-PipelineSimulator& thread_simulator() {
+PipelineSimulator& thread_pipeline_simulator() {
   thread_local PipelineSimulator sim;
   return sim;
 }
-}  // namespace
 
 PipelineCosts& thread_simulation_costs() {
   thread_local PipelineCosts costs;
@@ -20,7 +18,7 @@ PipelineCosts& thread_simulation_costs() {
 }
 
 double simulate_into(const PipelineCosts& costs, Timeline& timeline, double& pipeline_s) {
-  timeline = thread_simulator().run(costs);
+  timeline = thread_pipeline_simulator().run(costs);
   pipeline_s = timeline.pipeline_makespan_s;
   return timeline.makespan_s;
 }
@@ -52,7 +50,7 @@ double memoised_makespan(const PipelineCosts& costs, double& pipeline_s) {
     pipeline_s = it->second.second;
     return it->second.first;
   }
-  const double with_sync = thread_simulator().makespan(costs, &pipeline_s);
+  const double with_sync = thread_pipeline_simulator().makespan(costs, &pipeline_s);
   if (memo.size() >= kMaxEntries) memo.clear();
   memo.emplace(hash, std::make_pair(with_sync, pipeline_s));
   return with_sync;

@@ -10,6 +10,10 @@ namespace tessera {
 // This thread's simulation inputs, to fill and pass to the functions below.
 PipelineCosts& thread_simulation_costs();
 
+// This thread's simulator, for callers that simulate costs of their own (the multimodal planner):
+// one per thread, reused, so its programs and buffers are built once per pipeline shape.
+PipelineSimulator& thread_pipeline_simulator();
+
 // The full timeline (for `estimate --trace` and the reports); returns the makespan with the
 // gradient sync and sets pipeline_s to the pipeline's alone.
 double simulate_into(const PipelineCosts& costs, Timeline& timeline, double& pipeline_s);

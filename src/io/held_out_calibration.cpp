@@ -11,6 +11,7 @@
 #include "core/parallel_tasks.h"
 #include "core/percentile.h"
 #include "core/seeded_random.h"
+#include "core/work_budget.h"
 #include "io/calibration_runs.h"
 
 namespace tessera {
@@ -57,12 +58,6 @@ struct DrawResult {
   std::vector<double> before_err, after_err;
 };
 
-// Takes the held-out rows' pricing from the budget the draws share, if any.
-void spend(std::atomic<std::int64_t>* budget, std::int64_t work) {
-  if (budget != nullptr && budget->fetch_sub(work, std::memory_order_relaxed) - work < 0)
-    throw Error(kCalibrationWorkField, "spent", "fewer draws");
-}
-
 DrawResult run_draw(const std::string& group, const std::vector<const ValidationResult*>& members,
                     std::uint64_t seed, const HeldOutOptions& options, std::atomic<std::int64_t>* budget) {
   std::vector<std::size_t> order(members.size());
@@ -87,7 +82,7 @@ DrawResult run_draw(const std::string& group, const std::vector<const Validation
   for (std::size_t i = options.rows_per_draw; i < order.size(); ++i) {
     const ValidationResult& row = *members[order[i]];
     const RunMeasurement run = run_measurement(row, "");
-    spend(budget, prediction_work(run));
+    take_work(budget, prediction_work(run), kCalibrationWorkField);  // the draws' shared budget
     draw.work += prediction_work(run);
     const double after = predict_iteration_time_s(run, calibrated_gpu(run.gpu, profile));
     rest.push_back(&row);

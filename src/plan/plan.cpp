@@ -420,8 +420,8 @@ std::int64_t light_chunks_before(bool first_stage, std::int64_t r, std::int64_t 
 }
 // Layers in chunks 0 .. r - 1 of a stage of `stage_layers`.
 std::int64_t layers_before_round(bool first_stage, std::int64_t stage_layers, std::int64_t r, std::int64_t vpp) {
-  const std::int64_t widest = widest_chunk(stage_layers, vpp);
-  return r * widest - light_chunks_before(first_stage, r, vpp * widest - stage_layers, vpp);
+  const LayerSplit::StageChunks chunks = chunks_of(first_stage, stage_layers, vpp);
+  return r * chunks.widest - light_chunks_before(first_stage, r, chunks.light, vpp);
 }
 std::int64_t chunk_layers(bool first_stage, std::int64_t stage_layers, std::int64_t r, std::int64_t vpp) {
   return chunks_of(first_stage, stage_layers, vpp).layers(r);

@@ -7,16 +7,10 @@
 #include "cost/compute_cost.h"
 #include "cost/cost_model.h"
 #include "cost/module_cost.h"
+#include "cost/pipeline_runs.h"
 #include "search/module_group.h"
 
 namespace tessera {
-
-namespace {
-PipelineSimulator& simulator() {
-  thread_local PipelineSimulator sim;
-  return sim;
-}
-}  // namespace
 
 MultimodalPlan monolithic_plan(const MultimodalSpec& model, const Cluster& cluster, const std::vector<PackedSequence>& seqs,
                                const Plan& plan, const Workload& w, double memory_limit_bytes, Recompute module_recompute,
@@ -164,7 +158,7 @@ MultimodalPlan folded_pipeline_plan(const MultimodalSpec& model, const Cluster& 
       costs.backward_s[c] = std::max(inputs.costs.backward_s[c] + gpu_bwd[c], backbone_host_bwd[k] + host_bwd[c]);
     }
     for (std::size_t i = 0; i < modules; ++i) busy[i] = std::max(busy[i], replica_busy[i]);
-    worst = std::max(worst, simulator().makespan(costs));
+    worst = std::max(worst, thread_pipeline_simulator().makespan(costs));
   }
   out.iteration_time_s = worst + inputs.tail_s;
   // Memory: the backbone's stage plus the modules on stage 0 (pp micro-batches in flight under

@@ -14,6 +14,7 @@
 #include "cost/collective_cost.h"
 #include "cost/compute_cost.h"
 #include "cost/cost_model.h"
+#include "cost/pipeline_runs.h"
 #include "model/flops.h"
 #include "search/colocated_plan.h"
 #include "search/disaggregated_pipeline.h"
@@ -65,11 +66,6 @@ void fill_rates(MultimodalPlan& p, const Cluster& cluster, double flops, double 
   p.mfu = flops / (p.iteration_time_s * static_cast<double>(cluster.gpus()) * cluster.gpu.peak_flops(false));
   p.tokens_per_s = tokens / p.iteration_time_s;
   p.samples_per_s = static_cast<double>(samples) / p.iteration_time_s;
-}
-
-PipelineSimulator& simulator() {
-  thread_local PipelineSimulator sim;
-  return sim;
 }
 
 // The recompute a monolithic plan runs its modules with (one for all of them).
@@ -225,7 +221,7 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
       envelope.push_back(prefix[k].empty() ? no_work : prefix[k].back());
     }
     const ExtendedPipeline lower = extended_pipeline(entry.backbone, groups, envelope);
-    entry.envelope_bound_s = simulator().makespan(lower.costs) + lower.tail_s;
+    entry.envelope_bound_s = thread_pipeline_simulator().makespan(lower.costs) + lower.tail_s;
     ++out.simulated;
     if (entry.envelope_bound_s >= kth_upper_bound()) continue;
     // A bound per option of the first group: that option exactly, every other group at the
@@ -251,7 +247,7 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
         }
         if (!fits) continue;
         const ExtendedPipeline x = extended_pipeline(entry.backbone, groups, stages);
-        entry.first_option_bound_s[o] = simulator().makespan(x.costs) + x.tail_s;
+        entry.first_option_bound_s[o] = thread_pipeline_simulator().makespan(x.costs) + x.tail_s;
         ++out.simulated;
       }
     }
@@ -287,7 +283,7 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
     if (best_here < candidates.size()) {
       const ExtendedPipeline x =
           extended_pipeline(model, cluster, here.backbone, groups, option_pointers(here, candidates[best_here]));
-      upper_bounds.push_back(simulator().makespan(x.costs) + x.tail_s);
+      upper_bounds.push_back(thread_pipeline_simulator().makespan(x.costs) + x.tail_s);
       ++out.simulated;
     }
   }
@@ -315,7 +311,7 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
     p.disaggregated = true;
     p.backbone_plan = b.plan;
     p.backbone_gpus = b.gpus;
-    p.iteration_time_s = simulator().makespan(x.costs) + x.tail_s;
+    p.iteration_time_s = thread_pipeline_simulator().makespan(x.costs) + x.tail_s;
     p.gpus_used = b.gpus;
     p.peak_memory_bytes = b.estimate.peak_memory_bytes;
     for (std::size_t i = 0; i < model.modules.size(); ++i) {
@@ -482,7 +478,7 @@ Timeline disaggregated_timeline(const MultimodalSpec& model, const Cluster& clus
                                    g.before_backbone ? b.plan.pp + 2 : 1));
   std::vector<const GroupOption*> chosen;
   for (const auto& o : options) chosen.push_back(&o);
-  return simulator().run(extended_pipeline(model, cluster, b, groups, chosen).costs);
+  return thread_pipeline_simulator().run(extended_pipeline(model, cluster, b, groups, chosen).costs);
 }
 
 Timeline monolithic_backbone_timeline(const MultimodalSpec& model, const Cluster& cluster, const DataMix& mix,

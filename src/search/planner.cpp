@@ -415,13 +415,15 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
         // The variants without EP overlap first: the overlap hides expert-parallel time and
         // leaves compute + TP + CP + PP as they are, so their minimum is the bound, and the
         // overlap variants are costed only when it passes.
-        // The bound's compute + TP + CP alone (no pipeline p2p) at the last probed micro-batch.
-        double compute_bound = std::numeric_limits<double>::infinity();
+        // Returned with and without the pipeline's p2p (compute + TP + CP alone: see below).
+        struct TimeBound {
+          double with_p2p = std::numeric_limits<double>::infinity();
+          double without_p2p = std::numeric_limits<double>::infinity();
+        };
         const auto time_bound = [&](std::int64_t mb, bool with_overlap) {
-          double bound = std::numeric_limits<double>::infinity();
-          compute_bound = std::numeric_limits<double>::infinity();
+          TimeBound bound;
           for (int pass = 0; pass < (with_overlap ? 2 : 1); ++pass) {
-            if (pass == 1 && bound > wk.threshold()) break;
+            if (pass == 1 && bound.with_p2p > wk.threshold()) break;
             for (std::size_t ci = 0; ci < comms.size(); ++ci) {
               const ExpertComm& c = comms[ci];
               if (c.overlap_ep != (pass == 1)) continue;
@@ -442,8 +444,8 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
               probe_rest_s[ci] = e.iteration_time_s - e.time.dp_comm_s - e.time.optimizer_s;
               if (pass == 0) {
                 const TimeBreakdown& t = e.time;
-                bound = std::min(bound, t.compute_s + t.tp_comm_s + t.cp_comm_s + t.pp_comm_s);
-                compute_bound = std::min(compute_bound, t.compute_s + t.tp_comm_s + t.cp_comm_s);
+                bound.with_p2p = std::min(bound.with_p2p, t.compute_s + t.tp_comm_s + t.cp_comm_s + t.pp_comm_s);
+                bound.without_p2p = std::min(bound.without_p2p, t.compute_s + t.tp_comm_s + t.cp_comm_s);
               }
             }
           }
@@ -460,10 +462,7 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
         // pipeline's p2p does not: each micro-batch's activation crosses every boundary on the
         // way in and out (vpp times when interleaved), so it grows with the micro-batch (at vpp
         // 16 the larger micro-batch's p2p pruned plans 0.4% faster than the list's last).
-        if (bound_probe) {
-          (void)time_bound(valid_mbs[mb_count - 1], false);
-          if (compute_bound > wk.threshold()) continue;
-        }
+        if (bound_probe && time_bound(valid_mbs[mb_count - 1], false).without_p2p > wk.threshold()) continue;
         std::uint64_t probed = 0;  // micro-batches whose leanest plans fits_at costed
         if (prune) {
           // The largest micro-batch whose leanest plan fits (activations grow with the
@@ -485,7 +484,7 @@ PlanSearch search_plans(const ModelSpec& model, const Cluster& cluster, const Wo
           const std::int64_t mb = valid_mbs[mi];
           bool probe_ranked = false;
           if (bound_probe) {
-            const double bound = time_bound(mb, true);
+            const double bound = time_bound(mb, true).with_p2p;
             probe_ranked = true;
             if (bound > wk.threshold()) continue;
           }
