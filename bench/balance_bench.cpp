@@ -15,8 +15,8 @@
 #include "balance/sample_cost.h"
 #include "balance/stream_balancer.h"
 #include "balance/synthetic_mix.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 
 namespace {
 

@@ -4,9 +4,9 @@
 // estimate` prints) is memoised.
 #include <benchmark/benchmark.h>
 
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "cost/cost_model.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
 
 namespace {
 

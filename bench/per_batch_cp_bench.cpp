@@ -9,9 +9,10 @@
 #include <benchmark/benchmark.h>
 
 #include "balance/per_batch_stream.h"
-#include "io/data_mix_json.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
+#include "catalog/data_mixes.h"
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
+#include "formats/data_mix_json.h"
 
 namespace {
 

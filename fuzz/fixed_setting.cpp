@@ -1,7 +1,7 @@
 #include "fixed_setting.h"
 
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 
 namespace tessera::fuzz {
 

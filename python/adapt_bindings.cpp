@@ -31,12 +31,12 @@
 #include "adapt/statistical_efficiency.h"
 #include "bindings.h"
 #include "calibrate/calibration.h"
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "core/error.h"
-#include "io/gpu_catalog.h"
-#include "io/model_json.h"
-#include "io/model_source.h"
-#include "io/plan_report.h"
-#include "io/plan_text.h"
+#include "formats/model_json.h"
+#include "formats/plan_text.h"
+#include "report/plan_report.h"
 
 namespace tessera::python {
 

@@ -25,15 +25,15 @@
 #include "balance/microbatch_order.h"
 #include "balance/per_batch_parallelism.h"
 #include "balance/sample_cost.h"
-#include "core/seeded_random.h"
 #include "balance/stream_balancer.h"
 #include "balance/stream_metrics.h"
 #include "balance/synthetic_mix.h"
 #include "bindings.h"
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "core/checks.h"
 #include "core/error.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
+#include "core/seeded_random.h"
 
 namespace tessera::python {
 

@@ -7,7 +7,7 @@ public runs, the MoE runs, and the plain-PyTorch H200 runs with their measured p
 configuration of the H200 run that ran out of memory, examples/h200/out_of_memory_run.csv).
 
 Usage: scripts/accuracy_classes.py [build/bin/tessera] [../shared/validation]
-tests/io/accuracy_classes_test.cpp checks the file equals what validation computes now."""
+tests/evaluation/accuracy_classes_test.cpp checks the file equals what validation computes now."""
 import json
 import os
 import subprocess

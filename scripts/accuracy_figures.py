@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Regenerates tests/io/fixtures/accuracy_figures.json (the figures the accuracy guard test
+"""Regenerates tests/fixtures/accuracy_figures.json (the figures the accuracy guard test
 pins and the README's accuracy table quotes) from `tessera validate --json`.
 
 Usage: scripts/accuracy_figures.py [build/bin/tessera] [../shared/validation]
@@ -40,7 +40,7 @@ figures = {
                     "p90": rounded(vtrain["p90_abs_error_pct"]),
                     "mean_group_spearman": round(vtrain["mean_group_spearman"], 3)},
 }
-path = os.path.join(root, "tests/io/fixtures/accuracy_figures.json")
+path = os.path.join(root, "tests/fixtures/accuracy_figures.json")
 with open(path, "w") as f:
     json.dump(figures, f, indent=2)
     f.write("\n")

@@ -20,10 +20,10 @@ TESSERA = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "build" / "b
 MAX_SECONDS = 10.0
 MAX_RSS_BYTES = 2 << 30
 # The limits, as the code defines them.
-LOG_BYTES = 256 << 20          # src/io/training_log.h kMaxLogFileBytes
-JSON_BYTES = 16 << 20          # src/io/json_fields.h kMaxJsonFileBytes
-TABLE_ROWS = 10_000            # nccl-tests and GEMM sweep rows (src/io/nccl_tests.cpp, gemm_sweep.cpp)
-GPUS_PER_FILE = 1024           # src/io/gpu_json.cpp kMaxGpusPerFile
+LOG_BYTES = 256 << 20          # src/formats/training_log.h kMaxLogFileBytes
+JSON_BYTES = 16 << 20          # src/formats/json_fields.h kMaxJsonFileBytes
+TABLE_ROWS = 10_000            # nccl-tests and GEMM sweep rows (src/formats/nccl_tests.cpp, gemm_sweep.cpp)
+GPUS_PER_FILE = 1024           # src/formats/gpu_json.cpp kMaxGpusPerFile
 MAX_GBS = 65_536               # src/plan/plan.h kMaxGlobalBatch
 
 
@@ -47,7 +47,7 @@ def megatron_log(folder):
 
 
 def nccl_rows(folder):
-    lines = (ROOT / "tests/io/fixtures/bench/all_reduce_gb10_2x1.txt").read_text().splitlines(keepends=True)
+    lines = (ROOT / "tests/fixtures/bench/all_reduce_gb10_2x1.txt").read_text().splitlines(keepends=True)
     head = [line for line in lines if line.startswith("#") and "Out of bounds" not in line and "Avg bus" not in line]
     row = next(line for line in lines if not line.startswith("#"))
     path = folder / "nccl.txt"

@@ -1,9 +1,9 @@
-// A calibration profile (io/calibration_profile_json.h): read, then applied to its GPUs as
-// --profile does (io/gpu_catalog.h, ScopedProfile), and a GPU looked up under it.
+// A calibration profile (formats/calibration_profile_json.h): read, then applied to its GPUs as
+// --profile does (catalog/gpu_catalog.h, ScopedProfile), and a GPU looked up under it.
+#include "catalog/gpu_catalog.h"
+#include "formats/calibration_profile_json.h"
+#include "formats/json_fields.h"
 #include "fuzz_input.h"
-#include "io/calibration_profile_json.h"
-#include "io/gpu_catalog.h"
-#include "io/json_fields.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   return tessera::fuzz::refused_only_with_error([&] {

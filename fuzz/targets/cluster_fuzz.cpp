@@ -1,7 +1,7 @@
 // --cluster: a cluster JSON or pools JSON file, and the shorthand "h100:64+a100:128", both through
-// load_mixed_cluster (io/gpu_catalog.h), the entry point `tessera plan` uses.
+// load_mixed_cluster (catalog/gpu_catalog.h), the entry point `tessera plan` uses.
+#include "catalog/gpu_catalog.h"
 #include "fuzz_input.h"
-#include "io/gpu_catalog.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text = tessera::fuzz::as_text(data, size);

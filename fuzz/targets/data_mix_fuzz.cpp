@@ -1,8 +1,8 @@
-// --data: a data mix JSON (distributions) and a JSONL sample file (io/data_mix_json.h), each
+// --data: a data mix JSON (distributions) and a JSONL sample file (formats/data_mix_json.h), each
 // input read both ways.
+#include "formats/data_mix_json.h"
+#include "formats/json_fields.h"
 #include "fuzz_input.h"
-#include "io/data_mix_json.h"
-#include "io/json_fields.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text = tessera::fuzz::as_text(data, size);

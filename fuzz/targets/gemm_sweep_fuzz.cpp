@@ -1,6 +1,6 @@
-// GEMM sweep CSV (io/gemm_sweep.h).
+// GEMM sweep CSV (formats/gemm_sweep.h).
+#include "formats/gemm_sweep.h"
 #include "fuzz_input.h"
-#include "io/gemm_sweep.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   return tessera::fuzz::refused_only_with_error(

@@ -1,7 +1,7 @@
-// Hugging Face config.json (--model DIR/config.json): io/hf_config.h.
+// Hugging Face config.json (--model DIR/config.json): formats/hf_config.h.
+#include "formats/hf_config.h"
+#include "formats/json_fields.h"
 #include "fuzz_input.h"
-#include "io/hf_config.h"
-#include "io/json_fields.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   return tessera::fuzz::refused_only_with_error([&] {

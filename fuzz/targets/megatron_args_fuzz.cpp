@@ -1,11 +1,11 @@
-// Megatron-LM arguments read back into a plan (io/megatron_args.h): the input split at
+// Megatron-LM arguments read back into a plan (formats/megatron_args.h): the input split at
 // whitespace, as a shell would split a launch line.
 #include <sstream>
 #include <vector>
 
 #include "fixed_setting.h"
+#include "formats/megatron_args.h"
 #include "fuzz_input.h"
-#include "io/megatron_args.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::istringstream words(tessera::fuzz::as_text(data, size));

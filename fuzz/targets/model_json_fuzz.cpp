@@ -1,7 +1,7 @@
-// Tessera model JSON (--model FILE.json, data/models/*.json): io/model_json.h.
+// Tessera model JSON (--model FILE.json, data/models/*.json): formats/model_json.h.
+#include "formats/json_fields.h"
+#include "formats/model_json.h"
 #include "fuzz_input.h"
-#include "io/json_fields.h"
-#include "io/model_json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   return tessera::fuzz::refused_only_with_error([&] {

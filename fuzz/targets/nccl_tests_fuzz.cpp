@@ -1,6 +1,6 @@
-// nccl-tests output (io/nccl_tests.h), read with the rank lines or with a given 2x8 shape.
+// nccl-tests output (formats/nccl_tests.h), read with the rank lines or with a given 2x8 shape.
+#include "formats/nccl_tests.h"
 #include "fuzz_input.h"
-#include "io/nccl_tests.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text = tessera::fuzz::as_text(data, size);

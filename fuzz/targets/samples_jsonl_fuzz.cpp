@@ -1,6 +1,6 @@
-// `tessera balance --samples FILE.jsonl` (io/sample_file.h).
+// `tessera balance --samples FILE.jsonl` (formats/sample_file.h).
+#include "formats/sample_file.h"
 #include "fuzz_input.h"
-#include "io/sample_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   return tessera::fuzz::refused_only_with_error(

@@ -1,7 +1,7 @@
-// `tessera adapt simulate --scenario FILE.json` (io/scenario_file.h).
+// `tessera adapt simulate --scenario FILE.json` (formats/scenario_file.h).
+#include "formats/json_fields.h"
+#include "formats/scenario_file.h"
 #include "fuzz_input.h"
-#include "io/json_fields.h"
-#include "io/scenario_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   return tessera::fuzz::refused_only_with_error([&] {

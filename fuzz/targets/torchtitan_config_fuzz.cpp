@@ -1,12 +1,12 @@
-// torchtitan's printed config block ("Running with configs: {...}", io/torchtitan_log.cpp): the
+// torchtitan's printed config block ("Running with configs: {...}", formats/torchtitan_log.cpp): the
 // input is the block's text, placed in a log with step lines around it, so the block's reader,
 // its flattening and the times derived from it (world_size, tokens_per_train_step) are reached
 // however the input is shaped; and the same text as a --torchtitan-config recipe.
 #include "export/torchtitan_rules.h"
 #include "fixed_setting.h"
+#include "formats/log_plan.h"
+#include "formats/training_log.h"
 #include "fuzz_input.h"
-#include "io/log_plan.h"
-#include "io/training_log.h"
 
 namespace {
 

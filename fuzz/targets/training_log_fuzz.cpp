@@ -1,9 +1,9 @@
-// Megatron-LM / torchtitan training logs (io/training_log.h), then the plan and model a Megatron
-// log's argument dump describes (io/log_plan.h) and its steady iteration time.
+// Megatron-LM / torchtitan training logs (formats/training_log.h), then the plan and model a Megatron
+// log's argument dump describes (formats/log_plan.h) and its steady iteration time.
 #include "fixed_setting.h"
+#include "formats/log_plan.h"
+#include "formats/training_log.h"
 #include "fuzz_input.h"
-#include "io/log_plan.h"
-#include "io/training_log.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   return tessera::fuzz::refused_only_with_error([&] {

@@ -1,5 +1,5 @@
 // What `tessera calibrate` fits to: measurements of the user's own cluster, as plain values.
-// The readers in src/io/ (validation CSV rows, Megatron-LM / torchtitan logs, nccl-tests output,
+// The readers in src/formats/ (validation CSV rows, Megatron-LM / torchtitan logs, nccl-tests output,
 // GEMM sweeps) produce them; `predict_*` gives the cost model's value for a GPU's parameters.
 #pragma once
 

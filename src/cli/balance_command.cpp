@@ -30,15 +30,16 @@
 #include "balance/stream_balancer.h"
 #include "balance/stream_metrics.h"
 #include "balance/synthetic_mix.h"
+#include "catalog/data_mixes.h"
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "cli/subcommands.h"
 #include "core/checks.h"
 #include "core/error.h"
-#include "io/balance_report.h"
-#include "io/data_mix_json.h"
-#include "io/gpu_catalog.h"
-#include "io/json_fields.h"
-#include "io/model_source.h"
-#include "io/sample_file.h"
+#include "formats/data_mix_json.h"
+#include "formats/json_fields.h"
+#include "formats/sample_file.h"
+#include "report/balance_report.h"
 
 namespace tessera::cli {
 

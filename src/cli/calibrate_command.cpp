@@ -9,13 +9,13 @@
 #include "calibrate/calibration.h"
 #include "cli/subcommands.h"
 #include "core/error.h"
-#include "io/calibration_inputs.h"
-#include "io/calibration_profile_json.h"
-#include "io/calibration_report.h"
-#include "io/csv_table.h"
-#include "io/leave_one_source_out.h"
-#include "io/validation.h"
-#include "io/json_fields.h"
+#include "evaluation/calibration_inputs.h"
+#include "evaluation/leave_one_source_out.h"
+#include "evaluation/validation.h"
+#include "formats/calibration_profile_json.h"
+#include "formats/csv_table.h"
+#include "formats/json_fields.h"
+#include "report/calibration_report.h"
 
 namespace tessera::cli {
 

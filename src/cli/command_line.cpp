@@ -6,8 +6,8 @@
 
 #include <fmt/core.h>
 
+#include "catalog/gpu_catalog.h"
 #include "core/error.h"
-#include "io/gpu_catalog.h"
 
 namespace tessera::cli {
 

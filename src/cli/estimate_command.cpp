@@ -2,20 +2,20 @@
 // iteration's time and memory.
 #include <fmt/core.h>
 
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "cli/profile_note.h"
 #include "cli/subcommands.h"
 #include "cost/cost_model.h"
 #include "cost/stage_memories.h"
-#include "io/chrome_trace.h"
-#include "io/estimate_report.h"
-#include "io/json_fields.h"
-#include "io/gpu_catalog.h"
-#include "io/html_file.h"
-#include "io/model_source.h"
-#include "io/plan_text.h"
-#include "io/report_timeline.h"
-#include "io/schema.h"
+#include "formats/json_fields.h"
+#include "formats/plan_text.h"
+#include "formats/schema.h"
+#include "report/chrome_trace.h"
 #include "report/estimate_page.h"
+#include "report/estimate_report.h"
+#include "report/html_file.h"
+#include "report/report_timeline.h"
 
 namespace tessera::cli {
 

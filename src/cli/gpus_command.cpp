@@ -2,9 +2,9 @@
 // format a GPU file takes (README "GPU file"), so an entry can be copied, edited and read back.
 #include <fmt/core.h>
 
+#include "catalog/gpu_catalog.h"
 #include "cli/subcommands.h"
-#include "io/gpu_catalog.h"
-#include "io/json_fields.h"
+#include "formats/json_fields.h"
 
 namespace tessera::cli {
 

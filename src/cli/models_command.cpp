@@ -4,12 +4,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "catalog/model_source.h"
+#include "catalog/multimodal_models.h"
 #include "cli/subcommands.h"
-#include "io/json_fields.h"
-#include "io/model_json.h"
-#include "io/model_source.h"
-#include "io/multimodal_json.h"
-#include "io/schema.h"
+#include "formats/json_fields.h"
+#include "formats/model_json.h"
+#include "formats/multimodal_json.h"
+#include "formats/schema.h"
 #include "model/parameter_count.h"
 
 namespace tessera::cli {

@@ -5,20 +5,22 @@
 
 #include <fmt/core.h>
 
+#include "catalog/data_mixes.h"
+#include "catalog/gpu_catalog.h"
+#include "catalog/multimodal_models.h"
 #include "cli/profile_note.h"
 #include "core/error.h"
 #include "export/megatron_launch.h"
-#include "io/chrome_trace.h"
-#include "io/data_mix_json.h"
-#include "io/gpu_catalog.h"
-#include "io/html_file.h"
-#include "io/json_fields.h"
-#include "io/multimodal_json.h"
-#include "io/multimodal_report.h"
-#include "io/plan_text.h"
-#include "io/report_timeline.h"
-#include "io/schema.h"
+#include "formats/data_mix_json.h"
+#include "formats/json_fields.h"
+#include "formats/multimodal_json.h"
+#include "formats/plan_text.h"
+#include "formats/schema.h"
+#include "report/chrome_trace.h"
+#include "report/html_file.h"
 #include "report/multimodal_page.h"
+#include "report/multimodal_report.h"
+#include "report/report_timeline.h"
 #include "search/multimodal_planner.h"
 
 namespace tessera::cli {

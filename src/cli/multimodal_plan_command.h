@@ -8,7 +8,7 @@
 #include <string>
 
 #include "cli/subcommands.h"
-#include "io/calibration_profile_json.h"
+#include "formats/calibration_profile_json.h"
 
 namespace tessera::cli {
 

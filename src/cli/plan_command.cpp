@@ -10,12 +10,12 @@
 // The recommended strategy (disaggregated, monolithic or colocated, search/multimodal_planner.h) is
 // printed first, traced, and emitted (monolithic only, or colocated with every module on the
 // backbone's layout: Megatron-LM has no per-module GPU groups or layouts).
-// Measured links (io/calibration_profile_json.h "links"): --intra-node-gbps, --inter-node-gbps,
+// Measured links (formats/calibration_profile_json.h "links"): --intra-node-gbps, --inter-node-gbps,
 // --inter-pool-gbps (achieved bus bandwidth, Gbit/s) and --intra-node-latency-us,
 // --inter-node-latency-us, --inter-pool-latency-us replace the cluster's tiers (every pool's node
 // tiers; over the --profile's links). --compare-profile OLD.json plans under OLD's conditions (the
 // catalog with OLD applied, no link flags) and under the current ones (--profile, the link flags),
-// and prints both best plans and the cost of keeping the old one (io/profile_comparison_report.h).
+// and prints both best plans and the cost of keeping the old one (report/profile_comparison_report.h).
 #include <algorithm>
 #include <filesystem>
 #include <mutex>
@@ -23,27 +23,28 @@
 
 #include <fmt/core.h>
 
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
+#include "catalog/multimodal_models.h"
 #include "cli/multimodal_plan_command.h"
 #include "cli/profile_note.h"
 #include "cli/subcommands.h"
 #include "core/checks.h"
 #include "core/error.h"
 #include "core/units.h"
-#include "hardware/physical_ranges.h"
-#include "io/gpu_catalog.h"
-#include "io/html_file.h"
-#include "io/json_fields.h"
-#include "io/multimodal_json.h"
 #include "export/megatron_launch.h"
 #include "export/torchtitan_config.h"
-#include "io/cross_pool_plan_json.h"
-#include "io/model_source.h"
-#include "io/plan_report.h"
-#include "io/plan_text.h"
-#include "io/profile_comparison_report.h"
-#include "io/schema.h"
+#include "formats/cross_pool_plan_json.h"
+#include "formats/json_fields.h"
+#include "formats/multimodal_json.h"
+#include "formats/plan_text.h"
+#include "formats/schema.h"
+#include "hardware/physical_ranges.h"
 #include "reliability/goodput_ranking.h"
+#include "report/html_file.h"
 #include "report/plan_page.h"
+#include "report/plan_report.h"
+#include "report/profile_comparison_report.h"
 #include "search/plan_comparison.h"
 #include "search/planner.h"
 

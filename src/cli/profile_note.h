@@ -6,7 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/gpu_catalog.h"
+#include "catalog/gpu_catalog.h"
+#include "report/profile_note.h"
 
 namespace tessera::cli {
 

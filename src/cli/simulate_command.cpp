@@ -30,7 +30,7 @@
 // "microbatches", "vpp", "makespan", "pipeline_makespan", "bubble_fraction", "critical_path_ops",
 // "stages": [{"stage", "busy", "idle", "bubble_fraction", "peak_inflight"}]} and, with --ops,
 // "ops": [{"stage", "chunk", "microbatch", "kind" (F|B|W), "start", "end"}]. --trace writes the
-// Chrome Trace Event JSON (io/chrome_trace.h), which Perfetto and chrome://tracing open.
+// Chrome Trace Event JSON (report/chrome_trace.h), which Perfetto and chrome://tracing open.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -44,9 +44,9 @@
 
 #include "cli/subcommands.h"
 #include "core/error.h"
-#include "io/chrome_trace.h"
-#include "io/json_fields.h"
-#include "io/schema.h"
+#include "formats/json_fields.h"
+#include "formats/schema.h"
+#include "report/chrome_trace.h"
 #include "schedule/pipeline_schedule.h"
 #include "schedule/pipeline_simulator.h"
 

@@ -3,7 +3,7 @@
 // definition of export/megatron_model_flags.h), the environment it needs, and a bash script that
 // runs it with torchrun on the cluster's nodes. Every argument list passes Megatron's rule table
 // (export/megatron_rules.h) or is not returned: a plan Megatron cannot express throws Error saying
-// why. The reverse direction (arguments read back into a plan) is io/megatron_args.h.
+// why. The reverse direction (arguments read back into a plan) is formats/megatron_args.h.
 #pragma once
 
 #include <map>

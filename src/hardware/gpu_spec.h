@@ -1,6 +1,6 @@
 // GpuSpec: one accelerator type's published figures plus the physical efficiency constants the
 // cost model needs. Figures come from data/gpus.json, each with its source there, or from a
-// user's GPU file (io/gpu_json.h, README "GPU file").
+// user's GPU file (formats/gpu_json.h, README "GPU file").
 #pragma once
 
 #include <string>

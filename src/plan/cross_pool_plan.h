@@ -4,7 +4,7 @@
 // memory-poor pool takes fewer layers per stage. Every segment has the same data-parallel
 // degree (replica r of stage s reduces its gradients with replica r' of the same stage, inside
 // its pool), and each segment uses all of its pool's GPUs: dp x tp x stages = the pool's GPUs.
-// Megatron-LM cannot express this layout; io/cross_pool_plan_json.h writes its rank layout.
+// Megatron-LM cannot express this layout; formats/cross_pool_plan_json.h writes its rank layout.
 #pragma once
 
 #include <cstddef>

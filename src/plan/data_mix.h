@@ -86,6 +86,6 @@ std::vector<PackedSequence> pack_sequences(const MultimodalSpec& model, const Da
                                            std::int64_t sequences, std::uint64_t seed);
 
 // The built-in mixes (caption-like, interleaved-like, video-like, text-only, audio-like) are in
-// data/mixes/; see io/data_mix_json.h.
+// data/mixes/; see formats/data_mix_json.h.
 
 }  // namespace tessera

@@ -1,6 +1,6 @@
 // How far to trust an estimate: whether a (model, cluster, plan, workload) lies inside a class
 // of published runs that `tessera validate` measured (with that class's error), and what it
-// extrapolates from. The class table is a plain value (io/accuracy_classes.h loads the built-in
+// extrapolates from. The class table is a plain value (evaluation/accuracy_classes.h loads the built-in
 // data/accuracy_classes.json, written from `tessera validate` by scripts/accuracy_classes.py);
 // this layer reads no files. Every extrapolation is decided by the table's rows (which GPU
 // families, precisions, frameworks, sizes and group spans were validated), not by a list of
@@ -29,14 +29,14 @@ struct ModelBias {
 // "L61-h7168-a128-E256": layers, hidden, heads, routed experts (0 for dense).
 std::string model_shape_key(const ModelSpec& model);
 
-// One validated class of published runs (io/validation.h accuracy_class) and the range its
+// One validated class of published runs (evaluation/validation.h accuracy_class) and the range its
 // rows cover. Its error figures are out of sample: each source's rows predicted by constants
-// refitted without that source (io/leave_one_source_out.h); the in-sample ones are kept beside.
+// refitted without that source (evaluation/leave_one_source_out.h); the in-sample ones are kept beside.
 struct AccuracyClass {
   std::string name;         // "dense-h100"
   std::string description;  // "dense 16-bit, Hopper"
   bool moe = false;
-  std::vector<std::string> gpu_families;  // io/validation.h gemm_family (or the GPU key)
+  std::vector<std::string> gpu_families;  // evaluation/validation.h gemm_family (or the GPU key)
   std::vector<Precision> precisions;
   std::vector<TrainingFramework> frameworks;
   std::int64_t runs = 0;
@@ -101,7 +101,7 @@ std::int64_t nodes_spanned(std::int64_t group_gpus, const Cluster& cluster);
 std::int64_t expert_group_nodes(const Plan& plan, const Cluster& cluster);
 std::int64_t context_group_nodes(const Plan& plan, const Cluster& cluster);
 
-// `gpu_family`: the family whose efficiencies the cost model shares (io/accuracy_classes.h
+// `gpu_family`: the family whose efficiencies the cost model shares (evaluation/accuracy_classes.h
 // confidence_gpu_family). The class is the first in `classes` with the model's kind (dense /
 // MoE), the GPU family and the plan's precision; else the nearest of the same kind.
 // With the estimate, its envelope too: MFU above every validated run of the class, EP or ZeRO-3

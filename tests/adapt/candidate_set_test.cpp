@@ -5,10 +5,10 @@
 
 #include "adapt/candidate_set.h"
 #include "adapt/plan_family.h"
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "core/error.h"
 #include "cost/cost_model.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
 #include "plan/plan.h"
 
 namespace tessera {

@@ -7,10 +7,10 @@
 
 #include "adapt/noise_scale_scenario.h"
 #include "adapt/training_run_simulator.h"
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "common/thrown_field.h"
 #include "hardware/cluster.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
 
 namespace tessera {
 namespace {

@@ -7,9 +7,9 @@
 #include "adapt/goodput_controller.h"
 #include "adapt/simulated_gradient_norms.h"
 #include "calibrate/measurement.h"
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "core/error.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
 
 namespace tessera {
 namespace {

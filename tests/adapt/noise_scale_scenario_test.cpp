@@ -6,9 +6,9 @@
 
 #include "adapt/batch_grid.h"
 #include "adapt/noise_scale_scenario.h"
+#include "catalog/model_source.h"
 #include "common/thrown_field.h"
 #include "core/error.h"
-#include "io/model_source.h"
 #include "model/parameter_count.h"
 
 namespace tessera {

@@ -1,9 +1,9 @@
 #include <gtest/gtest.h>
 
 #include "adapt/reconfiguration_cost.h"
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "cost/memory_model.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
 #include "model/parameter_count.h"
 
 namespace tessera {

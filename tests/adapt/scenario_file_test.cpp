@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "catalog/model_source.h"
 #include "core/error.h"
-#include "io/model_source.h"
-#include "io/scenario_file.h"
+#include "formats/scenario_file.h"
 
 namespace tessera {
 namespace {

@@ -11,8 +11,8 @@
 #include "adapt/batch_grid.h"
 #include "adapt/gain_accounting.h"
 #include "adapt/training_run_simulator.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 
 namespace tessera {
 namespace {

@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "adapt/training_run_world.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 
 namespace tessera {
 namespace {

@@ -14,11 +14,12 @@
 
 #include "balance/context_parallel_sharding.h"
 #include "balance/per_batch_stream.h"
+#include "catalog/data_mixes.h"
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "common/thrown_field.h"
 #include "core/seeded_random.h"
-#include "io/data_mix_json.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
+#include "formats/data_mix_json.h"
 
 namespace tessera {
 namespace {

@@ -8,10 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "cost/compute_cost.h"
 #include "cost/cost_model.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
 #include "model/parameter_count.h"
 
 namespace tessera {

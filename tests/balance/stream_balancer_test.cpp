@@ -17,9 +17,9 @@
 #include "balance/sample_cost.h"
 #include "balance/stream_metrics.h"
 #include "balance/synthetic_mix.h"
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "core/error.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
 
 namespace tessera {
 namespace {

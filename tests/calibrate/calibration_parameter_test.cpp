@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-#include "io/gpu_catalog.h"
+#include "catalog/gpu_catalog.h"
 
 namespace tessera {
 namespace {

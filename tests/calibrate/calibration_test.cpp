@@ -4,10 +4,10 @@
 
 #include <cmath>
 
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "core/error.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
-#include "io/plan_text.h"
+#include "formats/plan_text.h"
 
 namespace tessera {
 namespace {

@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "catalog/gpu_catalog.h"
 #include "cost/collective_cost.h"
 #include "cost/compute_cost.h"
-#include "io/gpu_catalog.h"
 
 namespace tessera {
 namespace {

@@ -19,7 +19,7 @@ using testing::RunResult;
 const std::string kRoot = TESSERA_SOURCE_DIR;
 const std::string kFit = kRoot + "/examples/calibration/fit.csv";
 const std::string kRest = kRoot + "/examples/calibration/rest.csv";
-const std::string kFixtures = kRoot + "/tests/io/fixtures/";
+const std::string kFixtures = kRoot + "/tests/fixtures/";
 
 class CalibrateCommand : public CliScratchTest {
  protected:

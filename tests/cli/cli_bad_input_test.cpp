@@ -23,7 +23,7 @@
 
 #include <gtest/gtest.h>
 
-#include "io/json_fields.h"
+#include "formats/json_fields.h"
 #include "search/planner.h"
 #include <nlohmann/json.hpp>
 

@@ -13,12 +13,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "cli_process.h"
 #include "cost/cost_model.h"
-#include "io/estimate_report.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
-#include "io/plan_text.h"
+#include "formats/plan_text.h"
+#include "report/estimate_report.h"
 #include "search/planner.h"
 
 namespace tessera {
@@ -92,7 +92,7 @@ void expect_cost_model_figures(const nlohmann::json& cli, const Inputs& in) {
   for (const auto& [key, value] : expected.items()) EXPECT_EQ(cli.at(key), value) << key;
 }
 
-// The text table prints the JSON's figures, at the table's rounding (io/estimate_report.cpp).
+// The text table prints the JSON's figures, at the table's rounding (report/estimate_report.cpp).
 void expect_table_shows(const std::string& table, const nlohmann::json& j) {
   const std::vector<std::string> lines = {
       fmt::format("iteration time   {:10.3f} s", j.at("iteration_time_s").get<double>()),

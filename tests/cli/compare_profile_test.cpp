@@ -11,12 +11,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "calibrate/calibration_profile.h"
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "cli_process.h"
 #include "cost/cost_model.h"
-#include "io/calibration_profile_json.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
-#include "io/plan_text.h"
+#include "formats/calibration_profile_json.h"
+#include "formats/plan_text.h"
 #include "model/parameter_count.h"
 
 namespace {

@@ -7,9 +7,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "catalog/gpu_catalog.h"
 #include "cli_process.h"
-#include "io/gpu_catalog.h"
-#include "io/json_fields.h"
+#include "formats/json_fields.h"
 
 namespace {
 

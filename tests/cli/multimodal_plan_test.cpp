@@ -133,7 +133,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 bool starts_with(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
 
-// A plan block's time as the table prints it (io/multimodal_report.cpp).
+// A plan block's time as the table prints it (report/multimodal_report.cpp).
 std::string fmt_seconds(double s) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3f s/step", s);

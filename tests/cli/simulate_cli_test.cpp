@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_process.h"
-#include "io/chrome_trace.h"
+#include "report/chrome_trace.h"
 
 namespace {
 

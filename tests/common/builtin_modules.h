@@ -6,7 +6,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "io/multimodal_json.h"
+#include "catalog/multimodal_models.h"
+#include "formats/multimodal_json.h"
 
 namespace tessera::testing {
 

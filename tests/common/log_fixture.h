@@ -1,4 +1,4 @@
-// The text of a training-log fixture (tests/io/fixtures/logs/, sources in its SOURCES.md).
+// The text of a training-log fixture (tests/fixtures/logs/, sources in its SOURCES.md).
 #pragma once
 
 #include <fstream>
@@ -8,7 +8,7 @@
 namespace tessera::testing {
 
 inline std::string log_fixture(const std::string& name) {
-  std::ifstream in(std::string(TESSERA_SOURCE_DIR) + "/tests/io/fixtures/logs/" + name, std::ios::binary);
+  std::ifstream in(std::string(TESSERA_SOURCE_DIR) + "/tests/fixtures/logs/" + name, std::ios::binary);
   std::stringstream s;
   s << in.rdbuf();
   return s.str();

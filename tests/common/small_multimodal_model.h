@@ -4,7 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/multimodal_json.h"
+#include "catalog/model_source.h"
+#include "formats/multimodal_json.h"
 
 namespace tessera::testing {
 
@@ -19,7 +20,7 @@ inline const MultimodalSpec& small_multimodal_model() {
       {"name": "llm", "role": "backbone", "model": "llama3-8b"},
       {"name": "dit", "role": "generator", "tokens_per_output": 256,
        "layers": 28, "hidden": 1152, "ffn_hidden": 4608, "heads": 16, "mlp": "gelu", "linear_bias": true}
-    ]})"));
+    ]})"), load_model);
   return m;
 }
 

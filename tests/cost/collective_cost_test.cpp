@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "io/gpu_catalog.h"
+#include "catalog/gpu_catalog.h"
 
 namespace tessera {
 namespace {

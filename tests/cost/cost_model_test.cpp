@@ -10,9 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "core/units.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
 
 namespace tessera {
 namespace {

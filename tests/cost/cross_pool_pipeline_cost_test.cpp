@@ -3,12 +3,12 @@
 
 #include <cmath>
 
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "cost/cost_model.h"
 #include "cost/cross_pool_pipeline_cost.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
 
 namespace tessera {
 namespace {

@@ -8,11 +8,11 @@
 
 #include <gtest/gtest.h>
 
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "cost/cost_model.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
 #include "model/parameter_count.h"
 
 namespace tessera {

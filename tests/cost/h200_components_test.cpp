@@ -7,10 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include "catalog/gpu_catalog.h"
 #include "cost/compute_cost.h"
-#include "io/csv_table.h"
-#include "io/gpu_catalog.h"
-#include "io/json_fields.h"
+#include "formats/csv_table.h"
+#include "formats/json_fields.h"
 
 namespace tessera {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "hardware/physical_ranges.h"
 
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 
 namespace tessera {
 namespace {

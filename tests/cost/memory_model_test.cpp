@@ -11,9 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include "catalog/model_source.h"
 #include "core/units.h"
 #include "hardware/physical_ranges.h"
-#include "io/model_source.h"
 #include "model/parameter_count.h"
 
 namespace tessera {

@@ -4,12 +4,12 @@
 
 #include "common/builtin_modules.h"
 
+#include "catalog/gpu_catalog.h"
 #include "core/units.h"
 #include "cost/compute_cost.h"
 #include "cost/memory_model.h"
 #include "cost/module_cost.h"
-#include "io/gpu_catalog.h"
-#include "io/multimodal_json.h"
+#include "formats/multimodal_json.h"
 
 namespace tessera {
 namespace {

@@ -10,12 +10,12 @@
 
 #include <gtest/gtest.h>
 
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "cost/compute_cost.h"
 #include "cost/cost_model.h"
 #include "cost/expert_load.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
-#include "io/plan_text.h"
+#include "formats/plan_text.h"
 
 namespace tessera {
 namespace {

@@ -6,14 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "common/export_cases.h"
 #include "common/thrown_field.h"
 #include "export/megatron_rules.h"
-#include "io/gpu_catalog.h"
-#include "io/megatron_args.h"
-#include "io/model_source.h"
-#include "io/plan_report.h"
-#include "io/plan_text.h"
+#include "formats/megatron_args.h"
+#include "formats/plan_text.h"
+#include "report/plan_report.h"
 #include "search/planner.h"
 
 namespace tessera {

@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "catalog/model_source.h"
 #include "core/error.h"
-#include "io/model_source.h"
 
 namespace tessera {
 namespace {
@@ -15,7 +15,7 @@ namespace {
 using nlohmann::json;
 
 json hf_fixture(const std::string& name) {
-  std::ifstream in(std::string(TESSERA_SOURCE_DIR) + "/tests/io/fixtures/hf/" + name + ".json");
+  std::ifstream in(std::string(TESSERA_SOURCE_DIR) + "/tests/fixtures/hf/" + name + ".json");
   return json::parse(in);
 }
 

@@ -5,11 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "common/thrown_field.h"
 #include "export/torchtitan_rules.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
-#include "io/plan_text.h"
+#include "formats/plan_text.h"
 
 namespace tessera {
 namespace {

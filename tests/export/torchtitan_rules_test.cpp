@@ -9,15 +9,15 @@
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "common/export_cases.h"
+#include "core/error.h"
 #include "export/torchtitan_config.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
-#include "io/plan_report.h"
-#include "io/plan_text.h"
+#include "formats/plan_text.h"
+#include "report/plan_report.h"
 #include "search/framework_support.h"
 #include "search/planner.h"
-#include "core/error.h"
 
 namespace tessera {
 namespace {

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "io/model_source.h"
+#include "catalog/model_source.h"
 #include "model/parameter_count.h"
 
 namespace tessera {

@@ -7,8 +7,10 @@
 
 #include <cmath>
 
+#include "catalog/model_source.h"
+#include "catalog/multimodal_models.h"
 #include "core/error.h"
-#include "io/multimodal_json.h"
+#include "formats/multimodal_json.h"
 #include "model/multimodal_spec.h"
 
 namespace tessera {
@@ -67,7 +69,7 @@ TEST(MultimodalSpec, ForwardFlopsGrowWithItemLength) {
 
 TEST(MultimodalSpec, InvalidModelsNameTheField) {
   auto field_of = [](const char* text) {
-    return testing::thrown_field([&] { multimodal_from_json(nlohmann::json::parse(text)); });
+    return testing::thrown_field([&] { multimodal_from_json(nlohmann::json::parse(text), load_model); });
   };
   // No backbone.
   EXPECT_EQ(field_of(R"({"modules": [{"name": "p", "role": "projector", "input_width": 8, "hidden": 8}]})"),

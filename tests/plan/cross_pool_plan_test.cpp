@@ -1,9 +1,9 @@
 // The shape rules of a pipeline across pools.
 #include <gtest/gtest.h>
 
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "core/error.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
 #include "plan/cross_pool_plan.h"
 
 namespace tessera {

@@ -7,9 +7,11 @@
 #include <cmath>
 #include <map>
 
+#include "catalog/data_mixes.h"
+#include "catalog/multimodal_models.h"
 #include "core/error.h"
-#include "io/data_mix_json.h"
-#include "io/multimodal_json.h"
+#include "formats/data_mix_json.h"
+#include "formats/multimodal_json.h"
 #include "plan/data_mix.h"
 
 namespace tessera {

@@ -15,7 +15,7 @@ import pytest
 import tessera
 
 SOURCE = pathlib.Path(__file__).resolve().parents[2]
-HF_FIXTURES = SOURCE / "tests" / "io" / "fixtures" / "hf"
+HF_FIXTURES = SOURCE / "tests" / "fixtures" / "hf"
 CLI_TIMEOUT_S = 120
 # Search statistics that depend on the clock or on thread timing (the planner's parallel pruning
 # costs a different number of candidates from run to run), so they differ between two runs of the

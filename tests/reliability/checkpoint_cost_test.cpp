@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "catalog/model_source.h"
 #include "common/thrown_field.h"
-#include "io/model_source.h"
 #include "model/parameter_count.h"
 #include "reliability/checkpoint_cost.h"
 

@@ -16,8 +16,8 @@
 
 #include <cmath>
 
+#include "catalog/model_source.h"
 #include "common/thrown_field.h"
-#include "io/model_source.h"
 #include "model/parameter_count.h"
 #include "reliability/checkpoint_interval.h"
 #include "reliability/job_goodput.h"

@@ -12,11 +12,13 @@
 
 #include <fmt/core.h>
 
+#include "catalog/data_mixes.h"
+#include "catalog/gpu_catalog.h"
+#include "catalog/multimodal_models.h"
 #include "common/small_multimodal_model.h"
 #include "core/error.h"
-#include "io/data_mix_json.h"
-#include "io/gpu_catalog.h"
-#include "io/multimodal_json.h"
+#include "formats/data_mix_json.h"
+#include "formats/multimodal_json.h"
 #include "plan/plan.h"
 #include "search/colocated_plan.h"
 #include "search/monolithic_plan.h"

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 
 namespace tessera {
 namespace {

@@ -5,9 +5,9 @@
 #include <limits>
 #include <random>
 
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "cost/cross_pool_pipeline_cost.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
 #include "search/cross_pool_search.h"
 #include "search/mixed_planner.h"
 #include "search/plan_space.h"

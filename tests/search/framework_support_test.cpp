@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "io/model_source.h"
+#include "catalog/model_source.h"
 
 namespace tessera {
 namespace {

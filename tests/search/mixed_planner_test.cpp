@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <fstream>
 
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "core/error.h"
 #include "cost/collective_cost.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
 #include "model/parameter_count.h"
 #include "search/mixed_planner.h"
 

@@ -9,8 +9,8 @@
 
 #include <fmt/core.h>
 
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "search/planner.h"
 
 namespace {

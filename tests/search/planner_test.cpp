@@ -7,18 +7,18 @@
 #include <filesystem>
 #include <fmt/core.h>
 
-#include "cost/cost_model.h"
-#include "io/csv_table.h"
-#include "io/gpu_catalog.h"
-#include "io/json_fields.h"
-#include "io/model_source.h"
-#include "io/plan_report.h"
-#include "io/plan_text.h"
-#include "io/validation.h"
-#include "search/plan_space.h"
-#include "search/planner.h"
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "common/export_cases.h"
 #include "common/thrown_field.h"
+#include "cost/cost_model.h"
+#include "evaluation/validation.h"
+#include "formats/csv_table.h"
+#include "formats/json_fields.h"
+#include "formats/plan_text.h"
+#include "report/plan_report.h"
+#include "search/plan_space.h"
+#include "search/planner.h"
 
 namespace tessera {
 namespace {

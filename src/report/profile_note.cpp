@@ -1,0 +1,40 @@
+#include "report/profile_note.h"
+
+#include "formats/calibration_profile_json.h"
+#include "formats/json_fields.h"
+
+namespace tessera {
+
+nlohmann::json profile_note_json(const LoadedProfile& profile) {
+  nlohmann::json keys = nlohmann::json::array();
+  for (const auto& g : profile.gpus) keys.push_back(g.key);
+  nlohmann::json note = {
+      {"file", profile.file},
+      {"gpus", keys},
+      {"fitted_on",
+       {{"runs", profile.inputs.runs}, {"collectives", profile.inputs.collectives}, {"gemms", profile.inputs.gemms}}}};
+  if (profile.has_links()) {
+    note["links"] = links_to_json(profile.links);
+    note["gpu_links"] = nlohmann::json::object();
+    for (const auto& g : profile.gpus)
+      if (!g.links.empty()) note["gpu_links"][g.key] = node_links_to_json(g.links);
+  }
+  return note;
+}
+
+std::string profile_note_text(const LoadedProfile& profile) {
+  std::string keys;
+  for (const auto& g : profile.gpus) keys += (keys.empty() ? "" : ", ") + g.key;
+  std::string links;
+  if (profile.has_links()) {
+    links = "; measured links";
+    if (!profile.links.empty()) links += " " + json_fields::to_text(links_to_json(profile.links));
+    for (const auto& g : profile.gpus)
+      if (!g.links.empty()) links += " " + g.key + " " + json_fields::to_text(node_links_to_json(g.links));
+  }
+  return "calibration profile " + profile.file + " applied to " + (keys.empty() ? "no GPU" : keys) + " (fitted on " +
+         std::to_string(profile.inputs.runs) + " runs, " + std::to_string(profile.inputs.collectives) +
+         " collective rows, " + std::to_string(profile.inputs.gemms) + " GEMMs)" + links + "\n";
+}
+
+}  // namespace tessera
