@@ -85,3 +85,14 @@ def test_an_upward_include_is_found(tmp_path):
     graph = {"cost": {"plan"}, "plan": {"model"}, "search": {"cost"}}
     assert upward_includes(graph, tmp_path) == [
         "cost/bad.cpp includes search/ (links: ['model', 'plan'])"]
+
+
+def test_formats_and_catalog_parse_only():
+    """formats/ reads files and catalog/ resolves names: neither prices anything (issue 31: "parsing
+    only: no cost model calls"), so neither includes the cost model, the simulator or the planner,
+    although their link line reaches them (the value types they fill live beside those)."""
+    pricing = {"cost", "schedule", "search"}
+    found = [f"{path.relative_to(SRC)} includes {target}/"
+             for room in ("formats", "catalog") for path in sorted((SRC / room).glob("*"))
+             for target in INCLUDE.findall(path.read_text()) if target in pricing]
+    assert found == []
