@@ -20,7 +20,8 @@ BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
 JOBS ?= $(shell nproc)
 PYTHON ?= /usr/bin/python3
-VALIDATION_CSV ?= ../shared/validation/public_runs.csv
+# The shipped published runs (data/validation/, built in): a name, or any validation CSV's path.
+VALIDATION_RUNS ?= public_runs
 
 # The sanitizer tree: Debug at -O1 compiles faster than RelWithDebInfo (-O2) and keeps ASan's
 # reports readable; -g1 (function names and line tables, all a sanitizer's stack trace needs)
@@ -51,8 +52,7 @@ demo: build
 	$(BUILD_DIR)/bin/tessera estimate
 	$(BUILD_DIR)/bin/tessera plan --quiet
 	$(BUILD_DIR)/bin/tessera plan --model mllm-72b-gen --data caption-like --cluster h800:1296 --gbs 1920 --top 1
-	if [ -f $(VALIDATION_CSV) ]; then $(BUILD_DIR)/bin/tessera validate $(VALIDATION_CSV); \
-	else echo "($(VALIDATION_CSV) not found: skipping validate)"; fi
+	$(BUILD_DIR)/bin/tessera validate $(VALIDATION_RUNS)
 	$(BUILD_DIR)/bin/tessera calibrate --runs examples/calibration/fit.csv --report -o $(BUILD_DIR)/demo-profile.json
 	$(BUILD_DIR)/bin/tessera validate examples/calibration/rest.csv | tail -4
 	$(BUILD_DIR)/bin/tessera validate examples/calibration/rest.csv --profile $(BUILD_DIR)/demo-profile.json | tail -4

@@ -1,6 +1,6 @@
 # Writes OUTPUT: a C++ file defining tessera::builtin_files() with every file under DATA_DIR
 # as a string literal. Run at build time (add_custom_command), so editing data/ rebuilds.
-file(GLOB_RECURSE data_files RELATIVE "${DATA_DIR}" "${DATA_DIR}/*.json")
+file(GLOB_RECURSE data_files RELATIVE "${DATA_DIR}" "${DATA_DIR}/*.json" "${DATA_DIR}/*.csv")
 list(SORT data_files)
 set(body "")
 foreach(rel IN LISTS data_files)

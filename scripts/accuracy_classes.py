@@ -15,7 +15,7 @@ import sys
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "build/bin/tessera")
-shared = sys.argv[2] if len(sys.argv) > 2 else os.path.join(root, "../shared/validation")
+shared = sys.argv[2] if len(sys.argv) > 2 else os.path.join(root, "data/validation")
 
 files = [os.path.join(shared, "public_runs.csv"), os.path.join(shared, "moe_runs.csv"),
          os.path.join(shared, "h200/runs.csv"), os.path.join(root, "examples/h200/out_of_memory_run.csv")]

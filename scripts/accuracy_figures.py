@@ -11,7 +11,7 @@ import sys
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "build/bin/tessera")
-shared = sys.argv[2] if len(sys.argv) > 2 else os.path.join(root, "../shared/validation")
+shared = sys.argv[2] if len(sys.argv) > 2 else os.path.join(root, "data/validation")
 
 
 def validate(name):

@@ -85,7 +85,7 @@ def gpu_file(folder):
     return [str(TESSERA), "gpus", "--gpu-file", str(path)]
 
 
-VALIDATION = ROOT.parent / "shared" / "validation"
+VALIDATION = ROOT / "data" / "validation"
 VTRAIN, PUBLIC = VALIDATION / "vtrain_runs.csv", VALIDATION / "public_runs.csv"
 
 

@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-VALIDATION = ROOT.parent / "shared" / "validation"
+VALIDATION = ROOT / "data" / "validation"
 MACHINE_FIELDS = {"search_time_s", "plans_per_s", "simulation_s", "time_ms", "evaluated", "feasible", "aliases",
                   "elapsed_s", "decision_ms"}
 

@@ -85,9 +85,9 @@ def balance_methods_table(binary):
 
 BLOCKS = {
     "estimate-default": command_block(["estimate"]),
-    "validate-h200-memory": command_block(["validate", "tests/fixtures/h200/runs.csv",
+    "validate-h200-memory": command_block(["validate", "data/validation/h200/runs.csv",
                                            "examples/h200/out_of_memory_run.csv", "--memory",
-                                           "tests/fixtures/h200/memory.csv"]),
+                                           "data/validation/h200/memory.csv"]),
     "simulate-1f1b": command_block(["simulate", "--schedule", "1f1b", "--stages", "4", "--microbatches", "8",
                                     "--fwd", "1", "--bwd", "2"]),
     "launch-dense": script_block(["plan", "--quiet", "--model", "llama3-70b", "--cluster", "h100-sxm-80gb:64",

@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import browser_check  # noqa: E402
 
 KINDS = ("estimate", "validate", "plan", "multimodal")
-VALIDATION_CSV = ROOT.parent / "shared" / "validation" / "public_runs.csv"
+VALIDATION_CSV = ROOT / "data" / "validation" / "public_runs.csv"
 TIMEOUT_S = 60
 SCREENSHOT_WIDTH, SCREENSHOT_HEIGHT = 1280, 1600
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrate/calibration.h"
+#include "catalog/published_runs.h"
 #include "cli/subcommands.h"
 #include "core/error.h"
 #include "evaluation/calibration_inputs.h"
@@ -52,7 +53,8 @@ std::string held_out_report(const Options& o) {
   if (o.draws < 1 || o.draws > kMaxDraws)
     throw Error("--draws", std::to_string(o.draws), "an integer from 1 to " + std::to_string(kMaxDraws));
   if (o.seed < 0) throw Error("--seed", std::to_string(o.seed), "an integer >= 0");
-  const CsvTable table = parse_csv(json_fields::read_text_file(o.held_out, "--held-out"), o.held_out);
+  const auto [name, text] = load_published_runs_text(o.held_out, "--held-out");
+  const CsvTable table = parse_csv(text, name);
   const ValidationReport report = validate_runs(table);
   HeldOutOptions options;
   options.rows_per_draw = static_cast<std::size_t>(o.fit_rows);

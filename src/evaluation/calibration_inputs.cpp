@@ -6,6 +6,7 @@
 
 #include "catalog/gpu_catalog.h"
 #include "catalog/model_source.h"
+#include "catalog/published_runs.h"
 #include "core/error.h"
 #include "evaluation/calibration_runs.h"
 #include "export/torchtitan_rules.h"
@@ -166,10 +167,10 @@ CalibrationData read_calibration_inputs(const CalibrationInputs& inputs) {
   if (!inputs.gpu.empty()) (void)find_gpu(inputs.gpu);  // a misspelt --gpu is an error even when unused
   std::vector<SeenFile> runs_seen, logs_seen;
   for (const auto& file : inputs.runs_files) {
-    const std::string text = json_fields::read_text_file(file, "--runs");
+    const auto [name, text] = load_published_runs_text(file, "--runs");
     require_distinct(file, text, runs_seen, "--runs");
-    const CsvTable table = parse_csv(text, file);
-    for (auto& run : runs_from_table(table, file)) data.runs.push_back(std::move(run));
+    const CsvTable table = parse_csv(text, name);
+    for (auto& run : runs_from_table(table, name)) data.runs.push_back(std::move(run));
   }
   for (const auto& file : inputs.log_files) {
     const std::string text = json_fields::read_text_file(file, "--log", kMaxLogFileBytes);

@@ -386,6 +386,22 @@ TEST_F(CliBadInput, ValidationCsvWithWrongFieldCount) {
   expect_bad_input(run({"validate", path.string()}), {"wrong_fields.csv", "row"});
 }
 
+// A header and no runs: a summary over nothing ("median 0.0%") would read as a perfect score
+// (issue 32), so the file is refused by name.
+TEST_F(CliBadInput, ValidationCsvWithAHeaderOnly) {
+  const auto path = file("header_only.csv", kValidationHeader);
+  const RunResult r = run({"validate", path.string()});
+  expect_bad_input(r, {"file"});
+  EXPECT_NE(r.err.find("header_only.csv' has a header and no runs"), std::string::npos) << r.err;
+}
+
+// An unknown built-in table name is one line with the nearest name; the shipped runs are found by name.
+TEST_F(CliBadInput, UnknownPublishedRunsName) {
+  const RunResult r = run({"validate", "public_run"});
+  expect_bad_input(r, {"file"});
+  EXPECT_NE(r.err.find("did you mean public_runs?"), std::string::npos) << r.err;
+}
+
 TEST_F(CliBadInput, ValidationCsvUnterminatedQuote) {
   const auto path = file("unterminated.csv", std::string(kValidationHeader) + "\"sc21,unterminated\n");
   expect_bad_input(run({"validate", path.string()}), {"unterminated.csv"});
@@ -807,8 +823,7 @@ TEST_F(CliBadInput, WorkBoundsRefuseMapsAndHeldOutChecksThatWouldRunLong) {
                              "llama3.1-405b,llama3-70b,llama3.1-405b,llama3-70b,llama3.1-405b,llama3-70b,llama3.1-405b,llama3-70b",
                              "--gpus", "1024,2048,4096,8192,16384,32768,49152,65536"});
   expect_bad_input(map, {"--models", "plan evaluations"});
-  const fs::path vtrain = fs::path(TESSERA_SOURCE_DIR) / ".." / "shared" / "validation" / "vtrain_runs.csv";
-  if (!fs::exists(vtrain)) GTEST_SKIP() << "no ../shared/validation";
+  const fs::path vtrain = fs::path(TESSERA_SOURCE_DIR) / "data" / "validation" / "vtrain_runs.csv";
   expect_bad_input(run({"calibrate", "--held-out", vtrain.string(), "--draws", "1000"}), {"--draws"});
 }
 

@@ -86,11 +86,7 @@ TEST_F(HtmlReportCli, EstimatePageNumbersAreTheJsonFields) {
 }
 
 TEST_F(HtmlReportCli, ValidatePageNumbersAreTheJsonFields) {
-  const std::filesystem::path csv =
-      std::filesystem::path(TESSERA_SOURCE_DIR) / ".." / "shared" / "validation" / "public_runs.csv";
-  const std::string path = std::filesystem::exists(csv) ? csv.string() : "";
-  if (path.empty()) GTEST_SKIP() << "no ../shared/validation/public_runs.csv here";
-  const auto [doc, html] = run_both({"validate", path});
+  const auto [doc, html] = run_both({"validate", "public_runs"});  // the shipped published runs
   expect_self_contained(html, "validate");
   EXPECT_NE(html.find("data-chart=\"predicted-vs-measured\""), std::string::npos);
   // Summary (n, median, p90, max per line: all rows, then each class), worst rows and every row

@@ -37,7 +37,7 @@ struct Computed {
 
 const Computed& computed() {
   static const Computed c = [] {
-    const std::string shared = std::string(TESSERA_SOURCE_DIR) + "/../shared/validation/";
+    const std::string shared = std::string(TESSERA_SOURCE_DIR) + "/data/validation/";
     std::vector<CsvTable> tables;
     for (const std::string& f : {shared + "public_runs.csv", shared + "moe_runs.csv", shared + "h200/runs.csv",
                                 std::string(TESSERA_SOURCE_DIR) + "/examples/h200/out_of_memory_run.csv"})

@@ -1,4 +1,4 @@
-// Issue 14's acceptance checks on the published measurements in ../shared/validation/.
+// Issue 14's acceptance checks on the published measurements shipped in data/validation/.
 #include "evaluation/held_out_calibration.h"
 
 #include <gtest/gtest.h>
@@ -15,7 +15,7 @@
 namespace tessera {
 namespace {
 
-const std::filesystem::path kValidation = std::filesystem::path(TESSERA_SOURCE_DIR) / ".." / "shared" / "validation";
+const std::filesystem::path kValidation = std::filesystem::path(TESSERA_SOURCE_DIR) / "data" / "validation";
 
 CsvTable read_table(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -42,7 +42,6 @@ HeldOutCalibration run_check(const std::string& file, std::size_t rows, std::siz
 // "Calibration" (4.3%, 0.950, from 4.6% / 0.951 with the catalog). What must hold: calibrating
 // on five runs of a model does not make the rest of that model worse, and keeps the ranking.
 TEST(HeldOutCalibration, VtrainFiveRunsPerModelPredictTheRestNoWorse) {
-  if (!std::filesystem::exists(kValidation / "vtrain_runs.csv")) GTEST_SKIP() << "no ../shared/validation";
 #ifdef TESSERA_SANITIZED
   const std::size_t draws = 1;
 #else
@@ -57,7 +56,6 @@ TEST(HeldOutCalibration, VtrainFiveRunsPerModelPredictTheRestNoWorse) {
 
 // Two rows of a source, the rest predicted: over all sources the held-out error falls.
 TEST(HeldOutCalibration, TwoRowsOfASourceLowerItsHeldOutErrorOverall) {
-  if (!std::filesystem::exists(kValidation / "public_runs.csv")) GTEST_SKIP() << "no ../shared/validation";
 #ifdef TESSERA_SANITIZED
   GTEST_SKIP() << "one Release run checks it (each draw re-fills the rows' knobs)";
 #endif
@@ -68,9 +66,9 @@ TEST(HeldOutCalibration, TwoRowsOfASourceLowerItsHeldOutErrorOverall) {
 
 // Draws run in parallel on their own seeds: the same result for any thread count. The work a
 // check does is fixed by its rows, so a budget refuses it, naming --draws, exactly when the
-// draws together need more. The H200 runs (a copy kept beside the tests) need no ../shared.
+// draws together need more.
 TEST(HeldOutCalibration, ParallelDrawsGiveOneAnswerAndAnExactBudget) {
-  const std::filesystem::path file = std::filesystem::path(TESSERA_SOURCE_DIR) / "tests" / "fixtures" / "h200" / "runs.csv";
+  const std::filesystem::path file = kValidation / "h200" / "runs.csv";
   const ValidationReport report = validate_runs(read_table(file));
   const auto by_model = [](const ValidationResult& r) { return r.model_name; };
   HeldOutOptions options;

@@ -22,7 +22,7 @@ namespace {
 constexpr double kAllowedMovePoints = 1.0;
 constexpr double kAllowedSpearmanMove = 0.01;
 
-const std::string kShared = std::string(TESSERA_SOURCE_DIR) + "/../shared/validation/";
+const std::string kShared = std::string(TESSERA_SOURCE_DIR) + "/data/validation/";
 
 CsvTable table(const std::string& file) {
   return parse_csv(json_fields::read_text_file(kShared + file, "file"), file);

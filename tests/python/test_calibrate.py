@@ -4,7 +4,7 @@ profile it writes applies through profile= of tessera.estimate, and bad argument
 naming the argument. Also the Controller's online refit (the same fit) seen from Python.
 
 The runs are the first six rows of the vTrain single-node ground truth in the repository's
-validation set (/work/shared/validation/vtrain_runs.csv, from
+validation set (data/validation/vtrain_runs.csv, shipped from ../shared/validation/; from
 https://github.com/VIA-Research/vTrain/blob/main/data/ground_truth_single.csv), header included.
 """
 
@@ -16,8 +16,7 @@ import pytest
 import tessera
 
 SOURCE = pathlib.Path(__file__).resolve().parents[2]
-VALIDATION_RUNS = [SOURCE.parent / "shared" / "validation" / "vtrain_runs.csv",
-                   SOURCE / "shared" / "validation" / "vtrain_runs.csv"]
+VALIDATION_RUNS = [SOURCE / "data" / "validation" / "vtrain_runs.csv"]
 ROWS = 6
 
 

@@ -1,0 +1,46 @@
+#include "catalog/published_runs.h"
+
+#include <filesystem>
+
+#include "catalog/builtin_data.h"
+#include "catalog/name_match.h"
+#include "core/error.h"
+#include "formats/json_fields.h"
+
+namespace tessera {
+
+namespace {
+constexpr std::string_view kDir = "validation/";
+constexpr std::string_view kCsvSuffix = ".csv";
+
+std::string builtin_path(const std::string& name) { return std::string(kDir) + name + std::string(kCsvSuffix); }
+
+PublishedRunsText builtin_table(const std::string& name) {
+  return {name, std::string(find_builtin_file(builtin_path(name))->text)};
+}
+}  // namespace
+
+std::vector<std::string> builtin_published_run_names() {
+  std::vector<std::string> names;
+  for (const auto& file : builtin_files())
+    if (file.path.starts_with(kDir) && file.path.ends_with(kCsvSuffix))
+      names.emplace_back(file.path.substr(kDir.size(), file.path.size() - kDir.size() - kCsvSuffix.size()));
+  return names;
+}
+
+PublishedRunsText load_published_runs_text(const std::string& name_or_path, const std::string& field) {
+  std::error_code ec;
+  if (!name_or_path.empty() && std::filesystem::is_regular_file(name_or_path, ec))
+    return {name_or_path, json_fields::read_text_file(name_or_path, field)};
+  const auto names = builtin_published_run_names();
+  std::string name = name_or_path;
+  if (name.ends_with(kCsvSuffix)) name.resize(name.size() - kCsvSuffix.size());
+  if (const auto index = match_name(name, names, field)) return builtin_table(names[*index]);
+  // A path that names no built-in table: the file's own error ("cannot open ...").
+  if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(kCsvSuffix))
+    return {name_or_path, json_fields::read_text_file(name_or_path, field)};
+  throw unknown_name_error(field, "table", name_or_path, either_of(nearest_names(name, names)),
+                           joined_names(names) + ", or a CSV path");
+}
+
+}  // namespace tessera
