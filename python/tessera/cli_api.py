@@ -27,7 +27,8 @@ from ._tessera import TesseraError, _run
 
 _EXIT_USAGE = 2  # the CLI's exit status for bad input (src/cli/subcommands.h, kExitUsage)
 _ERROR_PREFIX = "error: "
-# The folder an HF config.json sits in names the model (src/catalog/model_source.cpp, load_model).
+# The CLI names an HF model by its _name_or_path, else by the folder of its config.json
+# (src/formats/hf_config.h, hf_model_name); the folder written here follows the same rule.
 _DEFAULT_HF_NAME = "hf-model"
 # Options of plan / estimate / validate that take a value: True would become a bare flag there.
 _VALUED_OPTIONS = {"profile": "'profile.json'", "model": "'llama3-8b'", "cluster": "'h100-sxm-80gb:64'", "gbs": 512, "seq": 4096, "top": 5,

@@ -54,10 +54,8 @@ ModelSpec load_model(const std::string& name_or_path) {
     throw unknown_model(name_or_path);
   }
   auto j = json_fields::parse_file(name_or_path, "model");
-  if (j.is_object() && (j.contains("architectures") || j.contains("model_type"))) {
-    auto stem = std::filesystem::path(name_or_path).parent_path().filename().string();
-    return model_from_hf_config(j, stem.empty() ? "hf-model" : stem);
-  }
+  if (j.is_object() && (j.contains("architectures") || j.contains("model_type")))
+    return model_from_hf_config(j, hf_model_name(j, name_or_path));
   return model_from_json(j, "model");
 }
 

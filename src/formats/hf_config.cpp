@@ -1,6 +1,7 @@
 #include "formats/hf_config.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -494,6 +495,40 @@ bool uses_dropout(const nlohmann::json& config) {
       return true;
   }
   return false;
+}
+
+namespace {
+constexpr const char* kUnnamedModel = "hf-model";
+constexpr std::string_view kHubSnapshots = "snapshots";
+constexpr std::string_view kHubRepositoryPrefix = "models--";  // models--ORG--NAME
+constexpr std::string_view kHubSeparator = "--";
+
+// A path's last component, trailing separators ignored; "" for none (".", "..", "/").
+std::string last_component(std::string text) {
+  while (!text.empty() && (text.back() == '/' || text.back() == '\\')) text.pop_back();
+  const auto slash = text.find_last_of("/\\");
+  std::string last = slash == std::string::npos ? text : text.substr(slash + 1);
+  return last == "." || last == ".." ? "" : last;
+}
+
+// The folder that names a config.json: its own, or in a hub cache the repository it snapshots.
+std::string config_folder_name(const std::filesystem::path& file) {
+  const std::filesystem::path folder = std::filesystem::absolute(file).lexically_normal().parent_path();
+  const std::string repository = folder.parent_path().parent_path().filename().string();
+  if (folder.parent_path().filename() == kHubSnapshots && repository.starts_with(kHubRepositoryPrefix))
+    return repository.substr(repository.rfind(kHubSeparator) + kHubSeparator.size());
+  return folder.filename().string();
+}
+}  // namespace
+
+std::string hf_model_name(const nlohmann::json& config, const std::string& path) {
+  if (config.is_object() && has(config, "_name_or_path")) {
+    const std::string name = last_component(json_fields::get_string(config, "_name_or_path", kPath));
+    if (!name.empty()) return name;
+  }
+  const std::filesystem::path file(path);
+  std::string name = file.filename() == "config.json" ? config_folder_name(file) : file.stem().string();
+  return name.empty() ? kUnnamedModel : name;
 }
 
 ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& name) {

@@ -46,6 +46,16 @@ namespace tessera {
 // `name` becomes ModelSpec::name. The result has passed ModelSpec::validate().
 ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& name);
 
+// The name a config.json's model goes by in every report (issue 32: reports of several models
+// must be told apart), one rule whatever the source:
+//   1. "_name_or_path", its last path component ("meta-llama/Llama-2-7b-hf" -> "Llama-2-7b-hf");
+//   2. else the file at `path`: a "config.json" is named by its folder, and in a Hugging Face hub
+//      cache (models--ORG--NAME/snapshots/HASH/config.json) by the repository's NAME;
+//   3. else any other file by its stem ("llama-2-7b.json" -> "llama-2-7b").
+// "hf-model" only when none gives a name. A "_name_or_path" that is not a string is an
+// Error("model._name_or_path").
+std::string hf_model_name(const nlohmann::json& config, const std::string& path);
+
 // The `architectures` names model_from_hf_config accepts, in the order listed above.
 std::vector<std::string> supported_hf_architectures();
 

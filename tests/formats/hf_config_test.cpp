@@ -732,3 +732,44 @@ TEST(HfConfigGemma, Gemma3TextConfigFiveLocalLayersPerGlobal) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// ---- the model's name (issue 32: one rule for every source) ----
+
+TEST(HfModelName, NameOrPathWinsByItsLastComponent) {
+  const nlohmann::json repo = {{"_name_or_path", "meta-llama/Llama-2-7b-hf"}};
+  EXPECT_EQ(hf_model_name(repo, "/data/x/config.json"), "Llama-2-7b-hf");
+  EXPECT_EQ(hf_model_name({{"_name_or_path", "/ckpt/run-3/my-model/"}}, "config.json"), "my-model");
+  EXPECT_EQ(hf_model_name({{"_name_or_path", "Phi-3-mini-4k-instruct"}}, "a.json"), "Phi-3-mini-4k-instruct");
+}
+
+TEST(HfModelName, WithoutNameOrPathTheFileNamesIt) {
+  const nlohmann::json none = nlohmann::json::object();
+  EXPECT_EQ(hf_model_name(none, "/models/qwen3-32b/config.json"), "qwen3-32b");
+  EXPECT_EQ(hf_model_name(none, "/cache/hub/models--Qwen--Qwen3-32B/snapshots/9216db5781bf21249d130ec9da846c4624c16137/config.json"),
+            "Qwen3-32B");
+  EXPECT_EQ(hf_model_name(none, "tests/fixtures/hf/bloom-560m.json"), "bloom-560m");
+  // An empty or "." _name_or_path names nothing: the file does.
+  EXPECT_EQ(hf_model_name({{"_name_or_path", ""}}, "falcon-7b.json"), "falcon-7b");
+  EXPECT_EQ(hf_model_name({{"_name_or_path", "."}}, "falcon-7b.json"), "falcon-7b");
+}
+
+TEST(HfModelName, ANonStringNameOrPathIsRefusedByName) {
+  try {
+    (void)hf_model_name({{"_name_or_path", 7}}, "config.json");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "model._name_or_path");
+  }
+}
+
+TEST(HfModelName, LoadModelUsesIt) {
+  const std::string fixture = std::string(TESSERA_SOURCE_DIR) + "/tests/fixtures/hf/";
+  EXPECT_EQ(load_model(fixture + "llama-2-7b.json").name, "Llama-2-7b-hf");  // _name_or_path
+  EXPECT_EQ(load_model(fixture + "bloom-560m.json").name, "bloom-560m");     // the file
+}
+
+}  // namespace
+}  // namespace tessera
