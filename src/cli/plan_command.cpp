@@ -487,6 +487,7 @@ int plan_command(const PlanOptions& o, const CLI::App& sub, const CommandOutput&
   Workload w{o.gbs, o.seq == 0 ? model.max_context : o.seq};
   if (o.seq < 0) throw Error("--seq", "got " + std::to_string(o.seq), "a positive integer");
   w.validate();
+  if (!given(sub, "--seq")) note_default(io, "--seq", std::to_string(w.seq_len) + " tokens, the model's context");
   const PlanConstraints fix = plan_constraints(o, mixed);
   ProgressBar bar;
   const PlannerOptions options = planner_options(o, failures_on, bar, io);

@@ -53,6 +53,13 @@ class CommandOutput {
   Sink out_, err_;
 };
 
+// A default that changes the answer is said, never silent (issue 32): one line on stderr, so
+// --json and --emit output on stdout stay whole. `value` says what was assumed and why:
+// "note: --seq not given: 131072 tokens, the model's context (pass --seq to choose)".
+inline void note_default(const CommandOutput& io, const std::string& flag, const std::string& value) {
+  io.print_error("note: {} not given: {} (pass {} to choose)\n", flag, value, flag);
+}
+
 // Subcommands register a callback; run_tessera runs the one CLI11 parsed, outside CLI11's handlers
 // so tessera::Error maps to exit 2 uniformly. The registry owns the output its commands print to.
 class CommandRegistry {
