@@ -21,9 +21,9 @@
 // The disaggregated search is exact for the model it uses: each module group's best plan per GPU
 // count is tabulated once, the backbone's best plan per whole-node GPU count comes from the
 // planner, and splits (backbone, one group per encoder modality with its projector, generator)
-// are searched by branch and bound over integer GPU counts, where a split's lower bound is its
-// busiest stage's work plus the backbone's tail (the simulated time is never below it). GPUs may
-// be left idle.
+// are searched by branch and bound over integer GPU counts (search/split_search.h), where a
+// split's lower bound is its busiest stage's work plus the backbone's tail (the simulated time is
+// never below it). GPUs may be left idle.
 #pragma once
 
 #include <cstdint>

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "core/divisors.h"
+#include "core/error.h"
 #include "search/confidence.h"
 
 namespace tessera {
@@ -21,6 +22,13 @@ unsigned effective_modules(unsigned modules, const ModelSpec& m) {
 }
 // Plan encoding: core_attn alone is Megatron's default, 0.
 unsigned encoded_modules(unsigned modules) { return modules == kRecomputeCoreAttn ? 0u : modules; }
+
+// The pinned value alone, else every value searched.
+template <typename T>
+std::vector<T> pinned_or(const std::optional<T>& pin, std::vector<T> all) {
+  if (pin) return {*pin};
+  return all;
+}
 }  // namespace
 
 Plan canonical_plan(const Plan& plan, const ModelSpec& m) {
@@ -123,5 +131,77 @@ std::vector<std::int64_t> searched_expert_tp(const ModelSpec& m, std::int64_t tp
 }
 
 Fp8Recipe natural_fp8_recipe(const GpuSpec& gpu) { return gpu.mxfp8 ? Fp8Recipe::mxfp8 : Fp8Recipe::tensorwise; }
+
+bool is_valid_plan(const Plan& p, const ModelSpec& model, const Cluster& cluster, const Workload& workload) {
+  try {
+    validate_plan(p, model, cluster, workload);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+std::vector<PlanShape> enumerate_shapes(const ModelSpec& model, const Cluster& cluster, const Workload& workload,
+                                        const PlanConstraints& fix) {
+  const std::int64_t gpus = cluster.gpus();
+  std::vector<PlanShape> shapes;
+  const std::int64_t tp_limit = fix.allow_cross_node_tp ? gpus : std::min<std::int64_t>(gpus, cluster.gpus_per_node);
+  for (std::int64_t tp : pinned_or(fix.tp, divisors(model.heads, tp_limit))) {
+    if (gpus % tp != 0 || model.heads % tp != 0) continue;
+    if (model.attention != AttentionKind::mla && model.kv_heads % tp != 0 && tp % model.kv_heads != 0) continue;
+    for (std::int64_t pp : pinned_or(fix.pp, divisors(gpus / tp, model.layers))) {
+      if ((gpus / tp) % pp != 0) continue;
+      for (std::int64_t cp : pinned_or(fix.cp, divisors(gpus / (tp * pp), workload.seq_len))) {
+        if ((gpus / (tp * pp)) % cp != 0) continue;
+        if (!context_parallel_supported(cp, workload.seq_len, fix.defaults.flash_attention)) continue;
+        const std::int64_t dp = gpus / (tp * pp * cp);
+        std::vector<std::int64_t> eps{1};
+        if (model.is_moe()) eps = divisors(model.moe.experts, model.moe.experts);
+        for (std::int64_t ep : pinned_or(fix.ep, eps)) {
+          if (ep > 1 && (!model.is_moe() || model.moe.experts % ep != 0 || (dp * cp * tp) % ep != 0)) continue;
+          std::vector<std::int64_t> etps = searched_expert_tp(model, tp, cp, dp, ep);
+          if (fix.etp) {
+            // A pinned etp equal to tp is the default (0); a dense model has no expert layers.
+            const std::int64_t e = *fix.etp == tp || !model.is_moe() ? 0 : *fix.etp;
+            if (!model.is_moe() && *fix.etp > 1) continue;
+            if (model.is_moe() && (dp * cp * tp) % ((e == 0 ? tp : e) * ep) != 0) continue;
+            etps = {e};
+          }
+          for (std::int64_t etp : etps) shapes.push_back({tp, pp, cp, ep, etp});
+        }
+      }
+    }
+  }
+  return shapes;
+}
+
+SearchChoices search_choices(const ModelSpec& model, const Cluster& cluster, const PlanConstraints& fix) {
+  SearchChoices c;
+  c.recomputes =
+      fix.recompute_modules ? std::vector<Recompute>{Recompute::selective}
+                            : pinned_or(fix.recompute, fix.recompute_choices.empty()
+                                                           ? std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full}
+                                                           : fix.recompute_choices);
+  // One GPU has nothing to shard over: optimizer sharding there only adds ZeRO-3's gathers.
+  const std::int64_t gpus = cluster.gpus();
+  c.zeros = pinned_or(
+      fix.zero, gpus == 1 ? std::vector<OptimizerSharding>{OptimizerSharding::none}
+                : fix.zero_choices.empty()
+                    ? std::vector<OptimizerSharding>{OptimizerSharding::none, OptimizerSharding::zero1, OptimizerSharding::zero3}
+                    : fix.zero_choices);
+  c.precisions =
+      pinned_or(fix.precision, fix.precision_choices.empty() ? std::vector<Precision>{Precision::bf16} : fix.precision_choices);
+  c.recipe = fix.fp8_recipe.value_or(natural_fp8_recipe(cluster.gpu));
+  // FP8 only where the GPU runs it (and its recipe); validate_plan's rule, checked once here.
+  std::erase_if(c.precisions, [&](Precision p) {
+    return p == Precision::fp8 && (cluster.gpu.fp8_tflops <= 0 || (c.recipe == Fp8Recipe::mxfp8 && !cluster.gpu.mxfp8));
+  });
+  // --fix overlap_tp (or a caller's defaults with it on) pins TP-communication overlap.
+  c.overlap_tp_pin =
+      fix.overlap_tp_comm ? fix.overlap_tp_comm : fix.defaults.overlap_tp_comm ? std::optional<bool>{true} : std::nullopt;
+  c.module_sets =
+      fix.recompute_modules ? std::vector<unsigned>{*fix.recompute_modules} : searched_recompute_modules(model);
+  return c;
+}
 
 }  // namespace tessera

@@ -1,16 +1,19 @@
-// The planner's search space beyond the layout: which values of the MoE, recompute and precision
-// keys are searched for a model and GPU, and the canonical form of a plan (fields that the plan's
-// other fields make meaningless reset to their defaults), so that two plans that are one
-// configuration are one plan. Small value tables, built once per search, outside the hot loop.
+// The planner's search space: the layouts (shapes) searched, which values of the keys inside a
+// shape (recompute, sharding, precision, MoE) are searched for a model and GPU, and the canonical
+// form of a plan (fields that the plan's other fields make meaningless reset to their defaults),
+// so that two plans that are one configuration are one plan. Small value tables, built once per
+// search (or per shape), outside the hot loop.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "hardware/cluster.h"
 #include "hardware/gpu_spec.h"
 #include "model/model_spec.h"
 #include "plan/plan.h"
+#include "search/planner.h"
 
 namespace tessera {
 
@@ -72,5 +75,30 @@ std::vector<std::int64_t> searched_expert_tp(const ModelSpec& model, std::int64_
 // The FP8 recipe a GPU runs natively: mxfp8 on GPUs with block-scaled MXFP8 tensor cores
 // (Blackwell), else Transformer Engine's per-tensor current scaling ("tensorwise", Hopper).
 Fp8Recipe natural_fp8_recipe(const GpuSpec& gpu);
+
+// Whether validate_plan accepts the plan (for filters: no exception escapes).
+bool is_valid_plan(const Plan& plan, const ModelSpec& model, const Cluster& cluster, const Workload& workload);
+
+// One layout of the search: the degrees of every parallelism but dp (the GPUs left over).
+struct PlanShape {
+  std::int64_t tp, pp, cp, ep, etp;
+};
+
+// Every shape the search tries, less what `fix` pins, each dividing the GPUs it is given: tp the
+// heads (and the kv heads; within a node unless allowed), pp at most the layers, cp where context
+// parallelism runs, ep the experts; etp from searched_expert_tp.
+std::vector<PlanShape> enumerate_shapes(const ModelSpec& model, const Cluster& cluster, const Workload& workload,
+                                        const PlanConstraints& fix);
+
+// The values the search tries for the keys inside a shape, less what `fix` pins.
+struct SearchChoices {
+  std::vector<Recompute> recomputes;
+  std::vector<OptimizerSharding> zeros;
+  std::vector<Precision> precisions;  // fp8 only where the GPU runs it (and its recipe)
+  Fp8Recipe recipe = Fp8Recipe::tensorwise;
+  std::optional<bool> overlap_tp_pin;  // TP-communication overlap pinned on or off
+  std::vector<unsigned> module_sets;   // selective-recompute module sets
+};
+SearchChoices search_choices(const ModelSpec& model, const Cluster& cluster, const PlanConstraints& fix);
 
 }  // namespace tessera

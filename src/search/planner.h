@@ -31,8 +31,8 @@
 // crossing nodes (cross_node_groups), then the simpler plan (less sharding, less recompute,
 // fewer chunks, smaller micro-batches, fewer cp / ep / pp ranks: a deterministic order).
 // Candidates are ranked with the closed-form pipeline (estimate_analytical), skipping those whose
-// lower bound (from a plan with recompute none; planner.cpp lists the bounds) cannot reach the
-// best `rescored`; those best are re-scored with the simulated pipeline (estimate), which is what
+// lower bound (from a plan with recompute none; search/shape_search.h lists the bounds) cannot
+// reach the best `rescored`; those best are re-scored with the simulated pipeline (estimate), which is what
 // `tessera estimate` prints, and re-ranked, so the printed times are exactly estimate's.
 // `evaluated` / `feasible` count the candidates costed (with options.exhaustive: all of them).
 #pragma once
@@ -78,7 +78,7 @@ struct PlanConstraints {
   std::optional<Fp8Recipe> fp8_recipe;
   std::optional<bool> fp8_param_gather;
   // TP-communication overlap (Megatron --tp-comm-overlap, TE userbuffers); unset = on wherever
-  // it is legal (tp > 1 with sequence parallelism), where it is never slower (see planner.cpp).
+  // it is legal (tp > 1 with sequence parallelism), where it is never slower (top of this file).
   std::optional<bool> overlap_tp_comm;
   bool allow_cross_node_tp = false;
   // Every field the search does not set (overlap switches, attention kernel, p2p) comes from here.

@@ -313,6 +313,28 @@ TEST(Planner, PrunedSearchEqualsExhaustiveSearch) {
   }
 }
 
+// The workers share one pruning threshold, so which plans each costs depends on their timing, but
+// the list does not: every thread count lists the same plans with the same times.
+TEST(Planner, EveryThreadCountListsTheSamePlans) {
+  const ModelSpec model = builtin_model("mixtral-8x7b");
+  const Cluster cluster = load_cluster("h100-sxm-80gb:32");
+  const Workload w{128, 4096};
+  PlannerOptions one = options(10);
+  one.threads = 1;
+  const PlanSearch a = search_plans(model, cluster, w, with_fp8(), one);
+  ASSERT_FALSE(a.plans.empty());
+  for (int threads : {2, 3, 8}) {
+    PlannerOptions many = one;
+    many.threads = threads;
+    const PlanSearch b = search_plans(model, cluster, w, with_fp8(), many);
+    ASSERT_EQ(a.plans.size(), b.plans.size()) << threads;
+    for (std::size_t i = 0; i < a.plans.size(); ++i) {
+      EXPECT_EQ(a.plans[i].estimate.iteration_time_s, b.plans[i].estimate.iteration_time_s) << threads << " #" << i;
+      EXPECT_TRUE(same_configuration(a.plans[i].plan, b.plans[i].plan)) << threads << " #" << i;
+    }
+  }
+}
+
 // The enumeration only produces plans validate_plan accepts (the hot loop does not re-check).
 TEST(Planner, EveryCandidateIsValid) {
   for (const char* name : {"mixtral-8x7b", "deepseek-v3"}) {
