@@ -12,10 +12,10 @@
 
 #include <fmt/core.h>
 
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_source.h"
 #include "cost/cost_model.h"
-#include "io/gpu_catalog.h"
-#include "io/model_source.h"
-#include "io/plan_text.h"
+#include "formats/plan_text.h"
 #include "search/plan_space.h"
 #include "search/shape_search.h"
 

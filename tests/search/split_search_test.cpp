@@ -8,9 +8,9 @@
 
 #include <fmt/core.h>
 
+#include "catalog/data_mixes.h"
+#include "catalog/gpu_catalog.h"
 #include "common/small_multimodal_model.h"
-#include "io/data_mix_json.h"
-#include "io/gpu_catalog.h"
 #include "search/module_group.h"
 #include "search/planner.h"
 #include "search/split_search.h"
