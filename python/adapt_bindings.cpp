@@ -35,8 +35,8 @@
 #include "catalog/model_source.h"
 #include "core/error.h"
 #include "formats/model_json.h"
+#include "formats/plan_constraints_text.h"
 #include "formats/plan_text.h"
-#include "report/plan_report.h"
 
 namespace tessera::python {
 

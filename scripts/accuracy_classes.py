@@ -2,11 +2,11 @@
 """Regenerates data/accuracy_classes.json (the validated classes behind every estimate's
 confidence: each class's leave-one-source-out error, its in-sample error, the range of runs it
 covers, the bias of each validated model, and the measured memory error per framework) with
-`tessera validate --accuracy-classes` over the published runs of ../shared/validation: the
+`tessera validate --accuracy-classes` over the published runs shipped in data/validation: the
 public runs, the MoE runs, and the plain-PyTorch H200 runs with their measured peaks (and the
 configuration of the H200 run that ran out of memory, examples/h200/out_of_memory_run.csv).
 
-Usage: scripts/accuracy_classes.py [build/bin/tessera] [../shared/validation]
+Usage: scripts/accuracy_classes.py [build/bin/tessera] [data/validation]
 tests/evaluation/accuracy_classes_test.cpp checks the file equals what validation computes now."""
 import json
 import os

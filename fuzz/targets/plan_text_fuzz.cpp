@@ -1,9 +1,9 @@
 // --plan shorthand "tp=8,pp=2,gbs=512,..." (formats/plan_text.h) and --fix "tp=8,pp=2"
-// (report/plan_report.h parse_constraints): key=value lists.
+// (formats/plan_constraints_text.h parse_constraints): key=value lists.
 #include "fixed_setting.h"
+#include "formats/plan_constraints_text.h"
 #include "formats/plan_text.h"
 #include "fuzz_input.h"
-#include "report/plan_report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text = tessera::fuzz::as_text(data, size);

@@ -169,10 +169,34 @@ def _required(name, value, example):
     return value
 
 
+# The CLI's line for an option it does not have: "--bogus: not an option of tessera plan (allowed: --model, ...)".
+_UNKNOWN_OPTION = re.compile(r"^--([\w-]+): not an option of tessera (\w+) \(allowed: (.*)\)$")
+# Options the API sets itself: not keywords a caller passes.
+_API_OPTIONS = {"json", "quiet", "help"}
+
+
+def _keyword_error(error):
+    """The CLI's unknown-option error as the Python keyword's (issue 32: tessera.plan(bogus=1)
+    answered "The following arguments were not expected: 1 --bogus"); None for any other error."""
+    match = _UNKNOWN_OPTION.match(str(error))
+    if match is None:
+        return None
+    keyword, command = match.group(1).replace("-", "_"), match.group(2)
+    allowed = [o[2:].replace("-", "_") for o in match.group(3).split(", ") if o.startswith("--")]
+    allowed = ", ".join(a for a in allowed if a not in _API_OPTIONS)
+    return ArgumentTypeError(f"{keyword}: not a keyword of tessera.{command} (allowed: {allowed})")
+
+
 def _run_command(command, positional, options):
     with tempfile.TemporaryDirectory(prefix="tessera_") as folder:
         args = list(command) + [_path_text(name, p) for name, p in positional] + _arguments(folder, options)
-        text = run_cli(args)
+        try:
+            text = run_cli(args)
+        except TesseraError as e:
+            keyword_error = _keyword_error(e)
+            if keyword_error is None:
+                raise
+            raise keyword_error from None
     return text
 
 

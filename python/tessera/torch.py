@@ -38,7 +38,11 @@ class BalancedDistributedSampler:
     Args:
         text_tokens: per sample, its text token count (or a list of counts, one per packed document).
         batch_size: samples per step over all ranks and micro-batches (the global batch); the last
-            step also takes the remainder. ``None`` with ``max_tokens``: each step instead fills a
+            step also takes the remainder ``r = len(dataset) % batch_size`` (no step smaller than
+            the batch, no empty micro-batch), so its micro-batches hold up to
+            ``ceil((batch_size + r) / (num_replicas * microbatches))`` samples where the others hold
+            ``ceil(batch_size / (num_replicas * microbatches))``: size padded buffers for the last
+            step, or give a dataset length that ``batch_size`` divides. ``None`` with ``max_tokens``: each step instead fills a
             budget of ``num_replicas * microbatches * max_tokens`` tokens (token-budget packing,
             where ``method="wlb"`` holds very long documents back in outlier queues).
         microbatches: micro-batches per rank and step.

@@ -139,15 +139,23 @@ class StreamRun {
     return std::min(pool_.size(), static_cast<std::size_t>(slots_));
   }
 
+  // The first sample over the cap, and the cap every sample fits (issue 32: naming the first
+  // sample's length sent the user to a second failure at the next longer one).
+  Error cap_error(std::size_t sample) const {
+    const std::int64_t longest = *std::max_element(tokens_.begin(), tokens_.end());
+    return Error("max-tokens",
+                 "sample " + std::to_string(sample) + " has " + std::to_string(tokens_[sample]) +
+                     " tokens, more than the cap of " + std::to_string(cap_) + " (the longest sample has " +
+                     std::to_string(longest) + ")",
+                 "at least " + std::to_string(longest));
+  }
+
   // Rule 3: new samples until the budget is full (one_step: all of them).
   void draw(int step, std::int64_t budget, std::int64_t& used) {
     if (!st_.one_step && used >= budget) return;
     while (next_ < tokens_.size()) {
       const std::int64_t t = tokens_[next_];
-      if (cap_ > 0 && t > cap_)
-        throw Error("max-tokens", "sample " + std::to_string(next_) + " has " + std::to_string(t) +
-                                      " tokens, more than the cap of " + std::to_string(cap_),
-                    "at least " + std::to_string(t));
+      if (cap_ > 0 && t > cap_) throw cap_error(next_);
       const QueuedItem item{static_cast<std::int64_t>(next_), t, time_s_[next_], step};
       if (const int level = queues_.level_of(t); level >= 0) {
         if (!st_.one_step && queues_.size() >= queue_limit_) return;

@@ -1,5 +1,6 @@
 #include "cli/command_line.h"
 
+#include <algorithm>
 #include <exception>
 #include <optional>
 #include <sstream>
@@ -83,6 +84,24 @@ std::string conversion_error_line(const CLI::App& app, const std::string& messag
   return std::string("error: ") + Error(name, "cannot read '" + value + "'", allowed).what() + "\n";
 }
 
+// CLI11's "The following arguments were not expected: 1 --bogus" (its arguments reversed) as one
+// line naming the first unknown option as typed and the options the subcommand has (issue 32).
+std::string unexpected_arguments_line(const CLI::App& app, const std::vector<std::string>& args) {
+  const std::vector<std::string> extras = app.remaining(true);
+  std::string first;
+  for (const std::string& a : args)
+    if (first.empty() && a.rfind("-", 0) == 0 && std::find(extras.begin(), extras.end(), a) != extras.end()) first = a;
+  if (first.empty()) first = extras.empty() ? "argument" : extras.back();
+  const auto parsed = app.get_subcommands();
+  const CLI::App& command = parsed.empty() ? app : *parsed.front();
+  std::string allowed;
+  for (const CLI::Option* option : command.get_options())
+    for (const std::string& name : option->get_lnames()) allowed += (allowed.empty() ? "--" : ", --") + name;
+  return std::string("error: ") +
+         Error(first, "not an option of tessera " + command.get_name(), allowed.empty() ? "none" : allowed).what() +
+         "\n";
+}
+
 }  // namespace
 
 std::string project_version() { return TESSERA_VERSION; }
@@ -92,7 +111,8 @@ std::string version_text() {
   return project_version() + (commit.empty() ? "" : " (git " + commit + ")");
 }
 
-int run_tessera(const std::vector<std::string>& args, const CommandOutput::Sink& out, const CommandOutput::Sink& err) {
+int run_tessera(const std::vector<std::string>& args, const CommandOutput::Sink& out, const CommandOutput::Sink& err,
+                bool err_is_terminal) {
   CLI::App app{"Tessera: plan and predict LLM training on GPU clusters", "tessera"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "tessera " + version_text());
@@ -101,7 +121,7 @@ int run_tessera(const std::vector<std::string>& args, const CommandOutput::Sink&
   app.add_option("--profile", profile_file,
                  "Calibration profile (tessera calibrate -o FILE) applied to its GPUs; also after the subcommand");
   app.fallthrough();  // subcommands (created below) inherit it: --gpu-file after the subcommand reaches the app
-  CommandRegistry commands{CommandOutput{out, err}};
+  CommandRegistry commands{CommandOutput{out, err, err_is_terminal}};
   register_all(app, commands);
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
@@ -114,6 +134,9 @@ int run_tessera(const std::vector<std::string>& args, const CommandOutput::Sink&
     return exit_through(app, e, out, err);
   } catch (const CLI::ConversionError& e) {
     err(conversion_error_line(app, e.what()));
+    return kExitUsage;
+  } catch (const CLI::ExtrasError&) {
+    err(unexpected_arguments_line(app, args));
     return kExitUsage;
   } catch (const CLI::ParseError& e) {  // CLI11 echoes the argument: keep it one line too
     err(fmt::format("error: {}\n", one_line(e.what())));

@@ -14,7 +14,8 @@ namespace tessera::cli {
 // `args` without the program name, e.g. {"plan", "--model", "llama3-70b", "--json"}. Returns the
 // exit status: 0, or kExitUsage after one "error: ..." line to `err` (help and --version go to
 // `out` with 0).
-int run_tessera(const std::vector<std::string>& args, const CommandOutput::Sink& out, const CommandOutput::Sink& err);
+int run_tessera(const std::vector<std::string>& args, const CommandOutput::Sink& out, const CommandOutput::Sink& err,
+                bool err_is_terminal = false);
 
 // The same, collecting the text.
 int run_tessera(const std::vector<std::string>& args, std::string& out, std::string& err);

@@ -1,5 +1,7 @@
 // The tessera command: runs the command line in-process (cli/command_line.h) with the terminal as
 // its output; the progress bar reaches stderr as it is drawn. Errors: one line on stderr, exit 2.
+#include <unistd.h>
+
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -18,7 +20,9 @@ int main(int argc, char** argv) {
       if (!ok && failed != nullptr) *failed = true;
     };
   };
-  const int rc = tessera::cli::run_tessera(args, write_to(stdout, &stdout_failed), write_to(stderr, nullptr));
+  const bool err_is_terminal = ::isatty(::fileno(stderr)) == 1;
+  const int rc =
+      tessera::cli::run_tessera(args, write_to(stdout, &stdout_failed), write_to(stderr, nullptr), err_is_terminal);
   if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) stdout_failed = true;
   if (stdout_failed) {
     std::fputs("error: stdout: the output could not be written (allowed: a writable output)\n", stderr);

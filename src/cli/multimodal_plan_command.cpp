@@ -104,10 +104,11 @@ int run_multimodal_plan(const MultimodalRequest& r, const CommandOutput& io) {
     throw Error("--seq", "got " + std::to_string(r.seq), "1 to the backbone's context " + std::to_string(backbone.max_context));
   // The mix's packed length, or the backbone's context when that is shorter (LLaVA's 4096).
   mix.sequence_tokens = r.seq > 0 ? r.seq : std::min(mix.sequence_tokens, backbone.max_context);
+  DefaultNote seq_note(io);
   if (r.seq == 0)
-    note_default(io, "--seq",
-                 std::to_string(mix.sequence_tokens) + " tokens, " +
-                     (mix.sequence_tokens == backbone.max_context ? "the backbone's context" : "the data mix's packed length"));
+    seq_note.set("--seq", std::to_string(mix.sequence_tokens) + " tokens, " +
+                              (mix.sequence_tokens == backbone.max_context ? "the backbone's context"
+                                                                           : "the data mix's packed length"));
   if (r.seed < 0 || r.seed > kMaxSeed) throw Error("--seed", "got " + std::to_string(r.seed), "0 to 10^12");
   if (r.top < 1 || r.top > 100) throw Error("--top", "got " + std::to_string(r.top), "1 to 100 for multimodal plans");
   if (!r.emit.empty() && r.emit != "megatron")

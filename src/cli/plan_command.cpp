@@ -37,6 +37,7 @@
 #include "formats/cross_pool_plan_json.h"
 #include "formats/json_fields.h"
 #include "formats/multimodal_json.h"
+#include "formats/plan_constraints_text.h"
 #include "formats/plan_text.h"
 #include "formats/schema.h"
 #include "hardware/physical_ranges.h"
@@ -400,7 +401,8 @@ PlanConstraints plan_constraints(const PlanOptions& o, const MixedCluster& mixed
   return fix;
 }
 
-// The search's progress on stderr: a bar redrawn when it grows.
+// The search's progress on a terminal's stderr: a bar redrawn when it grows, never back (a
+// command that runs several searches keeps the furthest).
 struct ProgressBar {
   std::mutex mutex;
   int shown = -1;
@@ -412,16 +414,16 @@ PlannerOptions planner_options(const PlanOptions& o, bool failures_on, ProgressB
   // DeepSeek-V3 search on 1,024 GPUs ran past 30 s where the plain one takes 1 s).
   options.record_feasible = !o.html.empty();
   options.top_k = failures_on ? std::max(static_cast<std::size_t>(o.top), kFailureRankingPlans) : static_cast<std::size_t>(o.top);
-  if (!o.quiet) {
+  if (!o.quiet && io.err_is_terminal()) {
     options.progress = [&bar, &io](std::int64_t done, std::int64_t total) {
       std::lock_guard<std::mutex> lock(bar.mutex);
       const int filled = total > 0 ? static_cast<int>(kProgressWidth * done / total) : kProgressWidth;
-      if (filled == bar.shown) return;
+      if (filled <= bar.shown) return;
       bar.shown = filled;
       io.print_error("\rsearching [{}{}] {:3d}%", std::string(static_cast<std::size_t>(filled), '#'),
                      std::string(static_cast<std::size_t>(kProgressWidth - filled), ' '),
-                     static_cast<int>(100 * done / std::max<std::int64_t>(1, total)));
-      if (done == total) io.print_error("\n");
+                     filled * 100 / kProgressWidth);
+      if (filled == kProgressWidth) io.print_error("\n");
     };
   }
   return options;
@@ -487,7 +489,8 @@ int plan_command(const PlanOptions& o, const CLI::App& sub, const CommandOutput&
   Workload w{o.gbs, o.seq == 0 ? model.max_context : o.seq};
   if (o.seq < 0) throw Error("--seq", "got " + std::to_string(o.seq), "a positive integer");
   w.validate();
-  if (!given(sub, "--seq")) note_default(io, "--seq", std::to_string(w.seq_len) + " tokens, the model's context");
+  DefaultNote seq_note(io);
+  if (!given(sub, "--seq")) seq_note.set("--seq", std::to_string(w.seq_len) + " tokens, the model's context");
   const PlanConstraints fix = plan_constraints(o, mixed);
   ProgressBar bar;
   const PlannerOptions options = planner_options(o, failures_on, bar, io);

@@ -1,6 +1,7 @@
 // Each subcommand lives in its own file and registers itself here.
 #pragma once
 
+#include <exception>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -38,7 +39,12 @@ inline void require_apart(const CLI::App& sub, const std::string& option, const 
 class CommandOutput {
  public:
   using Sink = std::function<void(std::string_view)>;
-  CommandOutput(Sink out, Sink err) : out_(std::move(out)), err_(std::move(err)) {}
+  CommandOutput(Sink out, Sink err, bool err_is_terminal = false)
+      : out_(std::move(out)), err_(std::move(err)), err_is_terminal_(err_is_terminal) {}
+
+  // A progress bar redraws its line with '\r': only where a person watches it (issue 32: a log
+  // file or a pipe got every frame).
+  bool err_is_terminal() const { return err_is_terminal_; }
 
   template <typename... T>
   void print(fmt::format_string<T...> format, T&&... args) const {
@@ -51,14 +57,32 @@ class CommandOutput {
 
  private:
   Sink out_, err_;
+  bool err_is_terminal_ = false;
 };
 
 // A default that changes the answer is said, never silent (issue 32): one line on stderr, so
-// --json and --emit output on stdout stay whole. `value` says what was assumed and why:
+// --json and --emit output on stdout stay whole, printed when the command succeeds (an error
+// stays the only line on stderr). `value` says what was assumed and why:
 // "note: --seq not given: 131072 tokens, the model's context (pass --seq to choose)".
-inline void note_default(const CommandOutput& io, const std::string& flag, const std::string& value) {
-  io.print_error("note: {} not given: {} (pass {} to choose)\n", flag, value, flag);
-}
+class DefaultNote {
+ public:
+  explicit DefaultNote(const CommandOutput& io) : io_(io), exceptions_(std::uncaught_exceptions()) {}
+  DefaultNote(const DefaultNote&) = delete;
+  DefaultNote& operator=(const DefaultNote&) = delete;
+  ~DefaultNote() {
+    if (flag_.empty() || std::uncaught_exceptions() != exceptions_) return;
+    io_.print_error("note: {} not given: {} (pass {} to choose)\n", flag_, value_, flag_);
+  }
+  void set(std::string flag, std::string value) {
+    flag_ = std::move(flag);
+    value_ = std::move(value);
+  }
+
+ private:
+  const CommandOutput& io_;
+  const int exceptions_;
+  std::string flag_, value_;
+};
 
 // Subcommands register a callback; run_tessera runs the one CLI11 parsed, outside CLI11's handlers
 // so tessera::Error maps to exit 2 uniformly. The registry owns the output its commands print to.

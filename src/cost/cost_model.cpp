@@ -252,9 +252,10 @@ class IterationModel {
     e.tokens_per_s = w.tokens() / e.iteration_time_s;
     e.model_tflops_per_gpu = e.model_flops / (e.iteration_time_s * gpus) / units::kTera;
     e.hardware_tflops_per_gpu = e.hardware_flops / (e.iteration_time_s * gpus) / units::kTera;
-    const double peak = c.gpu.peak_flops(x.fp8);
+    const double peak = c.gpu.peak_flops(false);  // the 16-bit dense peak, FP8 plans too (estimate.h)
     e.mfu = e.model_flops / (e.iteration_time_s * gpus * peak);
     e.hfu = e.hardware_flops / (e.iteration_time_s * gpus * peak);
+    e.mfu_fp8_peak = x.fp8 ? e.model_flops / (e.iteration_time_s * gpus * c.gpu.peak_flops(true)) : 0.0;
   }
 
   const ModelSpec& m;

@@ -144,7 +144,7 @@ CrossPoolEstimate estimate_cross_pool(const ModelSpec& model, const MixedCluster
   double peak = 0;
   for (const auto& seg : plan.segments)
     peak += static_cast<double>(cluster.pools[seg.pool].gpus()) *
-            cluster.pools[seg.pool].gpu.peak_flops(seg.precision == Precision::fp8);
+            cluster.pools[seg.pool].gpu.peak_flops(false);
   e.mfu = e.model_flops / (e.iteration_time_s * peak);
   e.fits = std::all_of(e.stages.begin(), e.stages.end(), [](const CrossPoolStageEstimate& s) { return s.fits; });
   return e;

@@ -46,7 +46,7 @@ struct CrossPoolEstimate {
   double boundary_p2p_s = 0;   // one micro-batch's activation across each pool boundary
   double tokens_per_s = 0;
   double model_flops = 0;
-  double mfu = 0;              // model FLOPs over the used GPUs' summed peak (each segment's precision)
+  double mfu = 0;              // model FLOPs over the used GPUs' summed 16-bit dense peak (estimate.h)
   bool fits = false;           // every stage within its GPU's usable memory
   std::vector<CrossPoolStageEstimate> stages;  // pipeline order
 };

@@ -50,8 +50,11 @@ struct Estimate {
   double tokens_per_s = 0;
   double model_tflops_per_gpu = 0;
   double hardware_tflops_per_gpu = 0;
-  double mfu = 0;  // model FLOPs / (time x GPUs x dense peak)
+  // One convention for every plan (issue 32: an FP8 plan's MFU against the FP8 peak could not be
+  // compared with a bf16 plan's): model / hardware FLOPs over time x GPUs x the 16-bit dense peak.
+  double mfu = 0;
   double hfu = 0;
+  double mfu_fp8_peak = 0;  // an FP8 plan's model FLOPs against the FP8 dense peak; 0 for other plans
   double peak_memory_bytes = 0;
   double usable_memory_bytes = 0;
   bool fits = false;

@@ -60,10 +60,10 @@ std::string class_description(const std::string& name, const std::vector<std::st
 }
 
 // The MFU a run measured: the model FLOPs over its measured iteration time (README §2.3's F_model,
-// as the estimate counts it).
+// as the estimate counts it), against the 16-bit dense peak as every estimate's MFU (estimate.h).
 double measured_mfu_pct(const ValidationResult& r) {
   if (r.measured_time_s <= 0) return 0.0;
-  const double peak = r.cluster.gpu.peak_flops(r.plan_value.precision == Precision::fp8);
+  const double peak = r.cluster.gpu.peak_flops(false);
   return 100.0 * r.estimate.model_flops / (r.measured_time_s * static_cast<double>(r.cluster.gpus()) * peak);
 }
 
@@ -312,6 +312,7 @@ Confidence cross_pool_confidence(const ModelSpec& model, const MixedCluster& clu
 nlohmann::json confidence_to_json(const Confidence& c) {
   nlohmann::json memory = {{"measured", c.memory_measured},
                            {"margin_pct", c.memory_margin_pct},
+                           {"margin_gib", c.memory_margin_gib},
                            {"margin_inside_error", c.memory_margin_inside_error}};
   if (c.memory_measured) {
     memory["runs"] = c.memory_runs;

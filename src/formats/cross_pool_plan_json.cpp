@@ -54,7 +54,13 @@ nlohmann::json cross_pool_layout_to_json(const CrossPoolPlan& plan, const MixedC
                         {"embedding", stage == 0},
                         {"output_head", stage == total - 1},
                         {"first_rank", first_rank},
-                        {"replicas", std::move(replicas)}});
+                        {"replicas", std::move(replicas)},
+                        // What each stage runs (issue 32: a launcher needs it per stage).
+                        {"precision", segment_precision_text(seg)},
+                        {"recompute", to_string(plan.base.recompute)},
+                        {"recompute_layers", plan.base.recompute_layers},
+                        {"zero", to_string(plan.base.zero)},
+                        {"sequence_parallel", plan.base.sequence_parallel}});
       layer += layers;
     }
   }

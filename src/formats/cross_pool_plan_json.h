@@ -12,7 +12,9 @@
 //    "dp": D, "micro_batch": B, "stages": [
 //      {"stage": s, "pool": i, "gpu": "key", "tp": t, "first_layer": l, "layers": n,
 //       "embedding": bool, "output_head": bool, "first_rank": r,
-//       "replicas": [[r, ..., r + t - 1], ...]}]}     (D lists of t ranks: replica k's tp group)
+//       "replicas": [[r, ..., r + t - 1], ...],       (D lists of t ranks: replica k's tp group)
+//       "precision": "bf16" | "fp8=<recipe>", "recompute", "recompute_layers", "zero",
+//       "sequence_parallel"}]}                        (what the stage runs)
 // Global rank of (stage s, replica k, tp rank j) = first_rank(s) + k t + j. The pools the
 // pipeline uses hold contiguous blocks of ranks in cluster order; pools it leaves out hold none.
 #pragma once

@@ -120,22 +120,39 @@ PlanRequest load_plan(const std::string& text, const ModelSpec& model, const Clu
     return plan_from_json(j, model, cluster);
   }
   std::map<std::string, std::string> kv;
+  for (auto& [key, value] : key_value_items(text, "plan", std::string("key=value pairs with keys ") + kKeys))
+    kv[key] = std::move(value);
+  return build(kv, model, cluster);
+}
+
+namespace {
+std::string without_spaces_around(const std::string& text) {
+  const std::size_t first = text.find_first_not_of(" \t");
+  if (first == std::string::npos) return "";
+  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
+}
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> key_value_items(const std::string& text, const std::string& field,
+                                                                 const std::string& allowed) {
+  std::vector<std::pair<std::string, std::string>> items;
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::string item =
+        without_spaces_around(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     if (!item.empty()) {
       const auto eq = item.find('=');
-      if (eq == std::string::npos || eq == 0)
-        throw Error("plan", "'" + item + "' is not key=value", std::string("key=value pairs with keys ") + kKeys);
-      const std::string key = item.substr(0, eq);
-      if (kv.count(key)) throw Error("plan." + key, "given twice", "each key once");
-      kv[key] = item.substr(eq + 1);
+      const std::string key = eq == std::string::npos ? "" : without_spaces_around(item.substr(0, eq));
+      if (key.empty()) throw Error(field, "'" + item + "' is not key=value", allowed);
+      for (const auto& [seen, unused] : items)
+        if (seen == key) throw Error(field + "." + key, "given twice", "each key once");
+      items.emplace_back(key, without_spaces_around(item.substr(eq + 1)));
     }
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  return build(kv, model, cluster);
+  return items;
 }
 
 nlohmann::json plan_to_json(const Plan& p, const Workload& w) {

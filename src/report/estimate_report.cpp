@@ -19,6 +19,7 @@ nlohmann::json estimate_to_json(const Estimate& e) {
       {"tokens_per_s", e.tokens_per_s},
       {"mfu", e.mfu},
       {"hfu", e.hfu},
+      {"mfu_fp8_peak", e.mfu_fp8_peak > 0 ? nlohmann::json(e.mfu_fp8_peak) : nlohmann::json(nullptr)},
       {"model_tflops_per_gpu", e.model_tflops_per_gpu},
       {"hardware_tflops_per_gpu", e.hardware_tflops_per_gpu},
       {"model_flops", e.model_flops},
@@ -79,7 +80,9 @@ std::string estimate_to_table(const Estimate& e, const ModelSpec& m, const Clust
   out += fmt::format("iteration time   {:10.3f} s\n", t);
   out += fmt::format("tokens/s         {:10.0f}   ({:.0f} per GPU)\n", e.tokens_per_s,
                      e.tokens_per_s / static_cast<double>(c.gpus()));
-  out += fmt::format("model TFLOP/s    {:10.1f}   per GPU   MFU {:5.1f}%\n", e.model_tflops_per_gpu, 100 * e.mfu);
+  out += fmt::format("model TFLOP/s    {:10.1f}   per GPU   MFU {:5.1f}% of the 16-bit peak", e.model_tflops_per_gpu,
+                     100 * e.mfu);
+  out += e.mfu_fp8_peak > 0 ? fmt::format(" ({:.1f}% of the FP8 peak)\n", 100 * e.mfu_fp8_peak) : std::string("\n");
   out += fmt::format("hardware TFLOP/s {:10.1f}   per GPU   HFU {:5.1f}%\n\n", e.hardware_tflops_per_gpu, 100 * e.hfu);
   out += "time breakdown (critical path)\n";
   const std::pair<const char*, double> rows[] = {

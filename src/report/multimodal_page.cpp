@@ -1,5 +1,7 @@
 #include "report/multimodal_page.h"
 
+#include <algorithm>
+
 #include "report/bar_chart.h"
 #include "report/html_page.h"
 #include "report/html_text.h"
@@ -9,8 +11,9 @@ namespace tessera::report {
 
 namespace {
 
-// The strategies the document holds, by path: the best disaggregated plan, the monolithic layout
-// on every GPU and on the subset of fewer GPUs, the colocated plan.
+// The strategies the document holds, by path, fastest first (issue 32: the page listed the
+// losing strategy first): the best disaggregated plan, the monolithic layout on every GPU and on
+// the subset of fewer GPUs, the colocated plan.
 std::vector<std::pair<std::string, std::string>> strategies(const nlohmann::json& doc) {
   std::vector<std::pair<std::string, std::string>> out;
   if (!json_at(doc, "plans").empty()) out.emplace_back("disaggregated (best)", "plans[0]");
@@ -20,7 +23,16 @@ std::vector<std::pair<std::string, std::string>> strategies(const nlohmann::json
     out.emplace_back("monolithic on fewer GPUs", "on_fewer_gpus.baseline_monolithic");
   if (doc.contains("colocated") && doc.at("colocated").is_object())
     out.emplace_back("colocated (per-module layouts, every GPU)", "colocated");
+  std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) {
+    return json_number(doc, a.second + ".iteration_time_s") < json_number(doc, b.second + ".iteration_time_s");
+  });
   return out;
+}
+
+// The plan whose modules the page charts: the recommended one (any strategy), else the best
+// disaggregated plan.
+std::string charted_plan(const nlohmann::json& doc) {
+  return doc.contains("recommended_plan") && doc.at("recommended_plan").is_object() ? "recommended_plan" : "plans[0]";
 }
 
 // The winner and its margin over the runner-up, when the search found two strategies or more.
@@ -41,11 +53,14 @@ std::string strategy_table(const nlohmann::json& doc) {
   return html_table(t);
 }
 
-// The disaggregated plan's modules: one bar per module, its GPUs against the cluster's.
+// The recommended plan's modules: one bar per module, its GPUs against the cluster's.
 std::string groups_section(const nlohmann::json& doc) {
-  const nlohmann::json& modules = json_at(doc, "plans[0].modules");
+  const std::string plan = charted_plan(doc);
+  const nlohmann::json& modules = json_at(doc, plan + ".modules");
+  const std::string recommended = doc.value("recommended", std::string("disaggregated"));
   constexpr int kWholeGpuDigits = 9;
-  StackedBarChart bars{"GPUs per module (disaggregated)",
+  StackedBarChart bars{"GPUs per module (" + (plan == "recommended_plan" ? "the recommended plan: " + recommended
+                                                                          : std::string("disaggregated")) + ")",
                        "GPUs",
                        {},
                        json_number(doc, "cluster.gpus"),
@@ -55,7 +70,7 @@ std::string groups_section(const nlohmann::json& doc) {
                        kWholeGpuDigits};
   HtmlTable t{{"module", "role", "GPUs", "busy per step (s)"}, {}};
   for (std::size_t m = 0; m < modules.size(); ++m) {
-    const std::string at = "plans[0].modules[" + std::to_string(m) + "].";
+    const std::string at = plan + ".modules[" + std::to_string(m) + "].";
     const std::string name = modules[m].value("name", std::string()), role = modules[m].value("role", std::string());
     bars.rows.push_back({name, {{role, json_number(doc, at + "gpus")}}});
     t.rows.push_back({text_cell(name), text_cell(role), json_cell(doc, at + "gpus", 0),
@@ -78,7 +93,8 @@ std::string multimodal_page_html(const nlohmann::json& doc, const MultimodalPage
                       json_span(doc, "media_token_fraction", kPercentDecimals, kPercent, "%") + " media tokens; " +
                       json_span(doc, "evaluated", 0) + " splits costed.</p>";
   page.add_section("Strategies", intro + strategy_table(doc) + winner_text(doc));
-  if (!json_at(doc, "plans").empty()) page.add_section("Module groups", groups_section(doc));
+  if (!json_at(doc, "plans").empty() || charted_plan(doc) == "recommended_plan")
+    page.add_section("Module groups", groups_section(doc));
   if (in.disaggregated && !in.disaggregated->rows.empty())
     page.add_section("Disaggregated step (stage 0 = the encoders, the last = the generator)",
                      chart_figure("timeline", timeline_chart_html(*in.disaggregated)));

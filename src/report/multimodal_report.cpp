@@ -1,5 +1,7 @@
 #include "report/multimodal_report.h"
 
+#include <algorithm>
+#include <utility>
 #include <vector>
 
 #include <fmt/core.h>
@@ -70,7 +72,37 @@ std::string strategy_name(const MultimodalSearch& s, MultimodalStrategy strategy
   return "none";
 }
 
-// The runner-up's step time over the winner's, less one (0 for a tie); absent with one strategy.
+// Two strategies that come to one plan (colocated with every module in the backbone's layout is
+// the monolithic layout): the same step, backbone plan and module placements.
+bool same_plan(const MultimodalPlan& a, const MultimodalPlan& b, const Workload& w) {
+  if (a.iteration_time_s != b.iteration_time_s || a.modules.size() != b.modules.size() ||
+      plan_to_shorthand(a.backbone_plan, w) != plan_to_shorthand(b.backbone_plan, w))
+    return false;
+  for (std::size_t i = 0; i < a.modules.size(); ++i) {
+    const ModulePlacement &x = a.modules[i], &y = b.modules[i];
+    if (x.gpus != y.gpus || x.own_layout || y.own_layout || x.plan.tp != y.plan.tp || x.plan.dp != y.plan.dp ||
+        x.plan.recompute != y.plan.recompute)
+      return false;
+  }
+  return true;
+}
+
+// The strategies fastest first, each a different plan (issue 32: "monolithic by 0.0% over the
+// runner-up, colocated" named one plan twice); `same` gets each dropped one and the one it equals.
+std::vector<MultimodalStrategy> distinct_strategies(const MultimodalSearch& s, const Workload& w,
+                                                    std::vector<std::pair<MultimodalStrategy, MultimodalStrategy>>* same) {
+  std::vector<MultimodalStrategy> out;
+  for (MultimodalStrategy candidate : ranked_strategies(s)) {
+    const auto kept = std::find_if(out.begin(), out.end(), [&](MultimodalStrategy k) {
+      return same_plan(strategy_plan(s, k), strategy_plan(s, candidate), w);
+    });
+    if (kept == out.end()) out.push_back(candidate);
+    else if (same != nullptr) same->emplace_back(candidate, *kept);
+  }
+  return out;
+}
+
+// The runner-up's step time over the winner's, less one (0 for a tie); absent with one plan.
 double margin_over_runner_up(const MultimodalSearch& s, const std::vector<MultimodalStrategy>& ranked) {
   return strategy_plan(s, ranked[1]).iteration_time_s / strategy_plan(s, ranked[0]).iteration_time_s - 1.0;
 }
@@ -99,7 +131,7 @@ nlohmann::json multimodal_search_to_json(const MultimodalSearch& s, const Multim
   out["recommended"] = strategy_name(s, chosen);
   out["recommended_plan"] =
       chosen == MultimodalStrategy::none ? nlohmann::json(nullptr) : plan_json(strategy_plan(s, chosen), model, w);
-  const std::vector<MultimodalStrategy> ranked = ranked_strategies(s);
+  const std::vector<MultimodalStrategy> ranked = distinct_strategies(s, w, nullptr);
   out["runner_up"] = ranked.size() > 1 ? nlohmann::json(strategy_name(s, ranked[1])) : nlohmann::json(nullptr);
   out["margin_over_runner_up"] =
       ranked.size() > 1 ? nlohmann::json(margin_over_runner_up(s, ranked)) : nlohmann::json(nullptr);
@@ -136,12 +168,17 @@ std::string multimodal_search_to_table(const MultimodalSearch& s, const Multimod
   // The recommended strategy first (its line, then its block), then the others in search order.
   const MultimodalStrategy chosen = recommended_strategy(s);
   out += "recommended: " + strategy_name(s, chosen) + "\n";
-  const std::vector<MultimodalStrategy> ranked = ranked_strategies(s);
+  std::vector<std::pair<MultimodalStrategy, MultimodalStrategy>> same;
+  const std::vector<MultimodalStrategy> ranked = distinct_strategies(s, w, &same);
   if (ranked.size() > 1)
     out += fmt::format("winner {} by {:.1f}% over the runner-up, {} ({:.3f} vs {:.3f} s/step)\n",
                        strategy_name(s, ranked[0]), 100.0 * margin_over_runner_up(s, ranked),
                        strategy_name(s, ranked[1]), strategy_plan(s, ranked[0]).iteration_time_s,
                        strategy_plan(s, ranked[1]).iteration_time_s);
+  else if (!same.empty())
+    out += "one plan: every strategy found comes to it\n";
+  for (const auto& [dropped, equal] : same)
+    out += strategy_name(s, dropped) + " is the same plan as " + strategy_name(s, equal) + "\n";
   out += "\n";
   const std::string subset_title = fmt::format("monolithic on {} GPUs", s.subset_gpus);
   auto strategy_block = [&](MultimodalStrategy strategy) {

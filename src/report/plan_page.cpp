@@ -1,5 +1,10 @@
 #include "report/plan_page.h"
 
+#include <algorithm>
+#include <iterator>
+#include <string>
+#include <vector>
+
 #include "report/bar_chart.h"
 #include "report/breakdown_terms.h"
 #include "report/html_page.h"
@@ -13,19 +18,45 @@ namespace {
 
 std::string plan_path(std::size_t i, const std::string& key) { return "plans[" + std::to_string(i) + "]." + key; }
 
-// "tp=8 pp=4 dp=2 vpp=2 mb=1 recompute=none zero1 bf16": the fields that tell plans apart.
-std::string plan_text(const nlohmann::json& plan) {
+// The layout keys every row shows, first and in this order; the rest follow alphabetically.
+constexpr const char* kLayoutKeys[] = {"tp", "pp", "dp", "cp", "ep", "vpp", "mb"};
+constexpr const char* kAlwaysShown[] = {"tp", "pp", "dp", "mb"};
+
+std::string key_value(const nlohmann::json& plan, const std::string& key) {
+  const nlohmann::json& v = plan.at(key);
+  return key + "=" + (v.is_string() ? v.get<std::string>() : v.is_boolean() ? (v.get<bool>() ? "1" : "0") : v.dump());
+}
+
+// Every key of the plans' documents, in the order the page shows them.
+std::vector<std::string> plan_keys(const nlohmann::json& plans) {
+  std::vector<std::string> keys(std::begin(kLayoutKeys), std::end(kLayoutKeys));
+  for (const auto& [key, value] : plans.front().at("plan").items())
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+  return keys;
+}
+
+// Whether a key is shown on each row: the layout keys always, any other where the plans differ
+// (issue 32: rows that differed only in recompute_layers or an overlap flag read the same).
+bool shown_per_row(const nlohmann::json& plans, const std::string& key) {
+  if (std::find(std::begin(kAlwaysShown), std::end(kAlwaysShown), key) != std::end(kAlwaysShown)) return true;
+  for (const auto& p : plans)
+    if (p.at("plan").at(key) != plans.front().at("plan").at(key)) return true;
+  return false;
+}
+
+// "tp=8 pp=4 dp=2 mb=1 recompute_layers=4": the keys that tell the listed plans apart.
+std::string plan_text(const nlohmann::json& plans, std::size_t i) {
   std::string s;
-  for (const char* key : {"tp", "pp", "dp", "cp", "ep", "vpp", "mb"}) {
-    const std::int64_t v = plan.value(key, std::int64_t{1});
-    if (v != 1 || std::string(key) == "tp" || std::string(key) == "pp" || std::string(key) == "dp" ||
-        std::string(key) == "mb")
-      s += std::string(s.empty() ? "" : " ") + key + "=" + std::to_string(v);
-  }
-  s += " recompute=" + plan.value("recompute", std::string("none"));
-  const std::string zero = plan.value("zero", std::string("none"));
-  if (zero != "none") s += " " + zero;
-  s += " " + plan.value("precision", std::string("bf16"));
+  for (const std::string& key : plan_keys(plans))
+    if (shown_per_row(plans, key)) s += (s.empty() ? "" : " ") + key_value(plans[i].at("plan"), key);
+  return s;
+}
+
+// The keys every listed plan shares, once under the table: with the rows, every key is shown.
+std::string shared_keys_text(const nlohmann::json& plans) {
+  std::string s;
+  for (const std::string& key : plan_keys(plans))
+    if (!shown_per_row(plans, key)) s += (s.empty() ? "" : " ") + key_value(plans.front().at("plan"), key);
   return s;
 }
 
@@ -41,13 +72,14 @@ std::string top_table(const nlohmann::json& doc) {
   HtmlTable t{{"#", "plan", "step time (s)", "MFU", "tokens/s", "peak memory (GiB)", "confidence"}, {}};
   for (std::size_t i = 0; i < plans.size(); ++i)
     t.rows.push_back({HtmlCell{std::to_string(i + 1), static_cast<double>(i + 1), "", 1},
-                      text_cell(plan_text(json_at(doc, plan_path(i, "plan")))),
+                      text_cell(plan_text(plans, i)),
                       json_cell(doc, plan_path(i, "iteration_time_s"), kSecondsDecimals),
                       json_cell(doc, plan_path(i, "mfu"), kPercentDecimals, kPercent, "%"),
                       json_cell(doc, plan_path(i, "tokens_per_s"), 0),
                       json_cell(doc, plan_path(i, "peak_memory_gib"), kGibDecimals),
                       text_cell(confidence_text(plans[i].value("confidence", nlohmann::json())))});
-  return html_table(t);
+  const std::string shared = shared_keys_text(plans);
+  return html_table(t) + (shared.empty() ? "" : "<p>Every plan above also has: " + escape_html(shared) + "</p>");
 }
 
 std::string scatter_figure(const nlohmann::json& doc, const std::vector<Point2>& feasible) {

@@ -54,12 +54,6 @@ std::string short_plan(const Plan& p) {
   return s;
 }
 
-std::int64_t to_int(const std::string& key, const std::string& text) {
-  const std::int64_t v = parse_integer(text, "fix." + key);
-  require_positive("fix." + key, v);
-  return v;
-}
-
 }  // namespace
 
 namespace {
@@ -69,6 +63,8 @@ constexpr double kNegligibleTermFraction = 1e-4;
 // Memory differences below this are not named (the table prints one decimal of GiB).
 constexpr double kNegligibleMemoryGib = 0.05;
 constexpr std::size_t kTermsShown = 3;
+// The plan column of the ranked table: most plans fit; a longer one widens it.
+constexpr std::size_t kPlanColumnWidth = 72;
 
 // "tp=1,cp=2 (runner-up tp=2,cp=1)": the plan keys whose values differ.
 std::string differing_keys(const Plan& winner, const Plan& runner_up, const Workload& w) {
@@ -161,6 +157,29 @@ std::string limit_text(const PlanSearch& s, double fallback_limit_gib) {
 }
 
 // One confidence line for the whole list when every plan has the same, else one per plan.
+// The ranked plans, one row each: the plan column as wide as the longest plan (a long plan string
+// must not push the figures out of their columns), and each plan's memory margin (usable less its
+// peak), marked '!' when the framework's measured peak error is larger than the margin.
+std::string plan_rows(const PlanSearch& s, const ModelSpec& model, const Cluster& cluster, const Workload& w) {
+  std::size_t width = kPlanColumnWidth;
+  for (const auto& r : s.plans) width = std::max(width, short_plan(r.plan).size());
+  std::string out = fmt::format("\n{:>3}  {:<{}} {:>10} {:>6} {:>10} {:>8} {:>9}\n", "#", "plan", width, "time_s", "MFU",
+                                "tokens/s", "mem_GiB", "free_GiB");
+  bool any_marked = false;
+  for (std::size_t i = 0; i < s.plans.size(); ++i) {
+    const auto& r = s.plans[i];
+    const Confidence c = estimate_confidence(model, cluster, r.plan, w, &r.estimate);
+    any_marked = any_marked || c.memory_margin_inside_error;
+    out += fmt::format("{:>3}  {:<{}} {:>10.3f} {:>5.1f}% {:>10.0f} {:>8.1f} {:>8.1f}{}\n", i + 1, short_plan(r.plan), width,
+                       r.estimate.iteration_time_s, 100 * r.estimate.mfu, r.estimate.tokens_per_s,
+                       r.estimate.peak_memory_bytes / units::kGiB, c.memory_margin_gib,
+                       c.memory_margin_inside_error ? "!" : " ");
+  }
+  if (any_marked)
+    out += "! the margin is inside this framework's measured peak-memory error: the fit verdict could go either way\n";
+  return out;
+}
+
 std::string confidence_lines(const PlanSearch& s, const ModelSpec& model, const Cluster& cluster, const Workload& w) {
   std::vector<std::string> lines;
   for (const auto& r : s.plans) lines.push_back(confidence_text(estimate_confidence(model, cluster, r.plan, w, &r.estimate)));
@@ -195,13 +214,10 @@ std::string plan_search_to_table(const PlanSearch& s, const ModelSpec& model, co
                        s.min_peak_memory_bytes / units::kGiB, short_plan(s.min_memory_plan));
     return out;
   }
-  out += fmt::format("\n{:>3}  {:<72} {:>10} {:>6} {:>10} {:>8}\n", "#", "plan", "time_s", "MFU", "tokens/s", "mem_GiB");
-  for (std::size_t i = 0; i < s.plans.size(); ++i) {
-    const auto& r = s.plans[i];
-    out += fmt::format("{:>3}  {:<72} {:>10.3f} {:>5.1f}% {:>10.0f} {:>8.1f}\n", i + 1, short_plan(r.plan),
-                       r.estimate.iteration_time_s, 100 * r.estimate.mfu, r.estimate.tokens_per_s,
-                       r.estimate.peak_memory_bytes / units::kGiB);
-  }
+  out += plan_rows(s, model, cluster, w);
+  if (std::any_of(s.plans.begin(), s.plans.end(), [](const RankedPlan& r) { return r.estimate.mfu_fp8_peak > 0; }))
+    out += "MFU against the 16-bit dense peak for every plan, FP8 ones too (their FP8-peak figure: --json "
+           "mfu_fp8_peak)\n";
   out += fmt::format("\n{}", confidence_lines(s, model, cluster, w));
   const std::string reason = why_winner(s, cluster, w);
   if (!reason.empty()) out += fmt::format("\n{}\n", reason);
@@ -506,83 +522,6 @@ std::string mixed_plan_to_table(const MixedPlan& m, const MixedCluster& cluster,
   else
     out += "no single pool can run the whole batch alone\n";
   return out;
-}
-
-PlanConstraints parse_constraints(const std::string& text) {
-  PlanConstraints c;
-  std::set<std::string> given;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const std::size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    start = comma == std::string::npos ? text.size() : comma + 1;
-    if (item.empty()) continue;
-    const auto eq = item.find('=');
-    if (eq == std::string::npos) throw Error("fix", "'" + item + "' is not key=value", "tp=8,pp=4,...");
-    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    // The same rule as --plan and JSON: a key given twice is an error, not "the last wins".
-    if (!given.insert(key).second) throw Error("fix." + key, "given twice", "each key once");
-    if (key == "tp") c.tp = to_int(key, value);
-    else if (key == "pp") c.pp = to_int(key, value);
-    else if (key == "cp") c.cp = to_int(key, value);
-    else if (key == "ep") c.ep = to_int(key, value);
-    else if (key == "vpp") c.vpp = to_int(key, value);
-    else if (key == "mb") c.micro_batch = to_int(key, value);
-    else if (key == "recompute") c.recompute = parse_recompute(value);
-    else if (key == "recompute_layers") {
-      c.recompute_layers = parse_integer(value, "fix.recompute_layers");
-      require_non_negative("fix.recompute_layers", *c.recompute_layers);
-    }
-    else if (key == "sp") c.sequence_parallel = parse_switch("fix.sp", value);
-    else if (key == "zero") c.zero = parse_optimizer_sharding(value);
-    else if (key == "precision") c.precision = parse_precision(value);
-    else if (key == "etp") {
-      c.etp = parse_integer(value, "fix.etp");
-      require_non_negative("fix.etp", *c.etp);
-    }
-    else if (key == "dispatcher") c.dispatcher = parse_moe_dispatcher(value);
-    else if (key == "overlap_ep") c.overlap_ep = parse_switch("fix.overlap_ep", value);
-    else if (key == "delay_wgrad") c.delay_wgrad = parse_switch("fix.delay_wgrad", value);
-    else if (key == "recompute_modules") c.recompute_modules = parse_recompute_modules(value);
-    else if (key == "fp8_recipe") c.fp8_recipe = parse_fp8_recipe(value);
-    else if (key == "fp8_param_gather") c.fp8_param_gather = parse_switch("fix.fp8_param_gather", value);
-    // MoE semantics and FSDP behaviour the search does not vary (they change what is trained or
-    // how, not only its speed): every candidate runs with them.
-    else if (key == "capacity_factor") c.defaults.capacity_factor = parse_number(value, "fix.capacity_factor");
-    else if (key == "force_balance") c.defaults.force_balance = parse_switch("fix.force_balance", value);
-    else if (key == "reshard") c.defaults.reshard_after_forward = parse_switch("fix.reshard", value);
-    // Switches the search does not vary: they set what every candidate runs with.
-    else if (key == "flash") c.defaults.flash_attention = parse_switch("fix.flash", value);
-    else if (key == "overlap_grad") c.defaults.overlap_grad_reduce = parse_switch("fix.overlap_grad", value);
-    else if (key == "overlap_param") c.defaults.overlap_param_gather = parse_switch("fix.overlap_param", value);
-    else if (key == "overlap_tp") c.overlap_tp_comm = parse_switch("fix.overlap_tp", value);
-    else if (key == "overlap_p2p") c.defaults.overlap_p2p = parse_switch("fix.overlap_p2p", value);
-    else if (key == "p2p_sg") c.defaults.p2p_scatter_gather = parse_switch("fix.p2p_sg", value);
-    else throw Error("fix." + key, "unknown key",
-                     "tp, pp, cp, ep, etp, vpp, mb, recompute, recompute_layers, recompute_modules, sp, zero, "
-                     "precision, fp8_recipe, fp8_param_gather, dispatcher, overlap_ep, delay_wgrad, "
-                     "capacity_factor, force_balance, reshard, flash, overlap_grad, overlap_param, overlap_tp, "
-                     "overlap_p2p, p2p_sg");
-  }
-  // Keys that only exist under another: pinning them pins that one.
-  if (c.recompute_modules) {
-    if (c.recompute && *c.recompute != Recompute::selective)
-      throw Error("fix.recompute_modules", "only applies to selective recompute", "recompute=selective or unset");
-    c.recompute = Recompute::selective;
-  }
-  if (c.fp8_recipe || c.fp8_param_gather.value_or(false)) {
-    if (c.precision && *c.precision != Precision::fp8)
-      throw Error(c.fp8_recipe ? "fix.fp8_recipe" : "fix.fp8_param_gather", "only applies to precision=fp8",
-                  "precision=fp8 or unset");
-    c.precision = Precision::fp8;
-  }
-  if (c.delay_wgrad.value_or(false)) {
-    if (c.overlap_ep && !*c.overlap_ep)
-      throw Error("fix.delay_wgrad", "needs overlap_ep (Megatron: delay_wgrad_compute requires overlap_moe_expert_parallel_comm)",
-                  "delay_wgrad=0, or overlap_ep=1");
-    c.overlap_ep = true;
-  }
-  return c;
 }
 
 }  // namespace tessera

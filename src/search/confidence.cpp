@@ -5,6 +5,8 @@
 
 #include <fmt/core.h>
 
+#include "core/units.h"
+
 namespace tessera {
 
 namespace {
@@ -92,8 +94,10 @@ void check_envelope(const ModelSpec& model, const Cluster& cluster, const Plan& 
 // The plan's framework's measured peak error, and whether the margin to the usable memory is
 // inside it (the fits / does-not-fit verdict could go either way).
 void assess_memory(const Plan& plan, const Estimate* e, const std::vector<MemoryAccuracy>& memory, Confidence& out) {
-  if (e != nullptr && e->usable_memory_bytes > 0)
+  if (e != nullptr && e->usable_memory_bytes > 0) {
     out.memory_margin_pct = 100.0 * (e->usable_memory_bytes - e->peak_memory_bytes) / e->usable_memory_bytes;
+    out.memory_margin_gib = (e->usable_memory_bytes - e->peak_memory_bytes) / units::kGiB;
+  }
   for (const MemoryAccuracy& m : memory) {
     if (m.framework != plan.framework || m.runs == 0) continue;
     out.memory_measured = true;

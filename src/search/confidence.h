@@ -91,6 +91,7 @@ struct Confidence {
   std::int64_t memory_runs = 0, memory_sources = 0;
   double memory_median_error_pct = 0, memory_max_error_pct = 0;
   double memory_margin_pct = 0;             // (usable - predicted peak) / usable
+  double memory_margin_gib = 0;             // usable - predicted peak
   bool memory_margin_inside_error = false;  // |margin| within the measured max error: the verdict may flip
   bool too_few_sources() const { return !class_name.empty() && sources < kMinClassSources; }
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/error.h"
 #include "cost/cost_model.h"
 #include "search/framework_support.h"
 #include "search/plan_ranking.h"
@@ -76,8 +77,13 @@ struct ShapeSearch::TimeBound {
 
 ShapeSearch::ShapeSearch(const SearchRequest& request, SearchWorker& worker)
     : r_(request),
-      wk_(worker),
-      leanest_zero_(*std::max_element(request.choices.zeros.begin(), request.choices.zeros.end())) {}
+      wk_(worker) {
+  for (std::size_t i = 0; i < request.choices.zeros.size(); ++i) zeros_leanest_first_.push_back(i);
+  std::sort(zeros_leanest_first_.begin(), zeros_leanest_first_.end(),
+            [&](std::size_t a, std::size_t b) { return request.choices.zeros[a] > request.choices.zeros[b]; });
+  if (zeros_leanest_first_.size() > std::numeric_limits<unsigned>::digits)
+    throw Error("fix.zero", "too many shardings to search", "at most " + std::to_string(std::numeric_limits<unsigned>::digits));
+}
 
 void ShapeSearch::search(const PlanShape& shape) {
   if (!start_shape(shape)) return;
@@ -144,11 +150,12 @@ void ShapeSearch::search_layout(Precision precision, std::int64_t v) {
   // Prune: the bound at the largest micro-batch, less the p2p, bounds every micro-batch.
   if (bound_probe_ && time_bound(valid_mbs_.back(), false).without_p2p > wk_.threshold()) return;
   // Fit: the micro-batches whose leanest plan fits (without pruning, all of them).
-  std::uint64_t probed = 0;  // micro-batches whose leanest plans leanest_fits_at costed
-  const auto fits = [&](std::size_t i) { return leanest_fits_at(valid_mbs_[i]); };
+  std::uint64_t probed = 0;  // micro-batches where leanest_fits_at ran (leanest_costed_ says what it costed)
+  std::fill_n(leanest_costed_.begin(), valid_mbs_.size(), 0u);
+  const auto fits = [&](std::size_t i) { return leanest_fits_at(i); };
   const std::size_t fitting = r_.prune ? fitting_prefix(valid_mbs_.size(), fits, probed) : valid_mbs_.size();
   // Cost.
-  for (std::size_t mi = 0; mi < fitting; ++mi) search_micro_batch(valid_mbs_[mi], (probed >> mi) & 1u);
+  for (std::size_t mi = 0; mi < fitting; ++mi) search_micro_batch(valid_mbs_[mi], leanest_costed_[mi]);
 }
 
 void ShapeSearch::start_layout(Precision precision, std::int64_t v) {
@@ -238,42 +245,51 @@ ShapeSearch::TimeBound ShapeSearch::time_bound(std::int64_t mb, bool with_overla
   return bound;
 }
 
-// The FP8 param gather of the layout's leanest plan.
-bool ShapeSearch::leanest_fp8_param_gather() const {
-  return r_.fix.fp8_param_gather.value_or(fp8_ && leanest_zero_ != OptimizerSharding::none);
+// The FP8 param gather of sharding z's leanest plan: on wherever it can be.
+bool ShapeSearch::leanest_fp8_param_gather(OptimizerSharding z) const {
+  return r_.fix.fp8_param_gather.value_or(fp8_ && z != OptimizerSharding::none);
 }
 
-// Does the leanest plan of the layout at micro-batch mb fit (with any expert-communication
-// variant)? Each variant is costed, so it is a candidate too.
-bool ShapeSearch::leanest_fits_at(std::int64_t mb) {
+// Does a leanest plan of the layout at valid micro-batch mi fit: full recompute, any optimizer
+// sharding with its leanest FP8 param gather, any expert-communication variant? Shardings are
+// tried most sharded first, until one fits: more sharding is not always leaner (ZeRO-3's gather
+// buffers outweigh its shards at small dp; on one GPU it shards nothing), so a layout is given up
+// only when none fits. Each plan tried is costed, so it is a candidate too.
+bool ShapeSearch::leanest_fits_at(std::size_t mi) {
   const RecomputeOption& leanest = recompute_options_.back();
-  p_.micro_batch = mb;
+  p_.micro_batch = valid_mbs_[mi];
   set_recompute(p_, leanest);
-  p_.zero = leanest_zero_;
-  p_.fp8_param_gather = leanest_fp8_param_gather();
-  if (p_.fp8_param_gather && (!fp8_ || leanest_zero_ == OptimizerSharding::none)) return false;
-  bool fits = false;
-  for (const ExpertComm& c : comms_) {
-    if (c.overlap_ep && !overlap_allowed(c, leanest)) continue;
-    set_expert_comm(p_, c);
-    Estimate probe;
-    if (cost(p_, probe)) fits = fits || probe.peak_memory_bytes <= r_.limit_bytes;
+  for (std::size_t zi : zeros_leanest_first_) {
+    const OptimizerSharding z = r_.choices.zeros[zi];
+    p_.zero = z;
+    p_.fp8_param_gather = leanest_fp8_param_gather(z);
+    if (p_.fp8_param_gather && (!fp8_ || z == OptimizerSharding::none)) continue;
+    leanest_costed_[mi] |= 1u << zi;
+    bool fits = false;
+    for (const ExpertComm& c : comms_) {
+      if (c.overlap_ep && !overlap_allowed(c, leanest)) continue;
+      set_expert_comm(p_, c);
+      Estimate probe;
+      if (cost(p_, probe)) fits = fits || probe.peak_memory_bytes <= r_.limit_bytes;
+    }
+    if (fits) return true;
   }
-  return fits;
+  return false;
 }
 
-void ShapeSearch::search_micro_batch(std::int64_t mb, bool leanest_costed) {
+void ShapeSearch::search_micro_batch(std::int64_t mb, unsigned leanest_costed) {
   // With bound probes, this micro-batch's are costed here (search_variants reads their times).
   if (bound_probe_ && time_bound(mb, true).with_p2p > wk_.threshold()) return;
   const std::optional<bool> pg_pin = r_.fix.fp8_param_gather;
-  for (OptimizerSharding z : r_.choices.zeros) {
+  for (std::size_t zi = 0; zi < r_.choices.zeros.size(); ++zi) {
+    const OptimizerSharding z = r_.choices.zeros[zi];
     // --fp8-param-gather needs the distributed optimizer or FSDP (arguments.py, d98e8a64).
     const bool sharded = z != OptimizerSharding::none;
     const bool pinned_on = pg_pin.value_or(false);
     if (pinned_on && (!fp8_ || !sharded)) continue;
     const bool pg_last = pg_pin ? pinned_on : fp8_ && sharded;
     for (bool pg = pg_pin ? pinned_on : false;; pg = true) {
-      search_variants(mb, z, pg, leanest_costed);
+      search_variants(mb, z, pg, (leanest_costed >> zi) & 1u);
       if (pg == pg_last) break;
     }
   }
@@ -282,7 +298,7 @@ void ShapeSearch::search_micro_batch(std::int64_t mb, bool leanest_costed) {
 // Every expert-communication variant and recompute option of one micro-batch, sharding and FP8
 // param gather, less what the bounds prune and what the probes already costed.
 void ShapeSearch::search_variants(std::int64_t mb, OptimizerSharding z, bool pg, bool leanest_costed) {
-  const bool leanest_sharding = z == leanest_zero_ && pg == leanest_fp8_param_gather();
+  const bool leanest_sharding = pg == leanest_fp8_param_gather(z);
   const bool as_probe = z == probe_.zero && pg == probe_.fp8_param_gather;
   const std::size_t leanest = recompute_options_.size() - 1;
   for (std::size_t ci = 0; ci < comms_.size(); ++ci) {

@@ -11,9 +11,10 @@
 // Pruning that keeps the closed-form ranking exact (off with a reference, whose rank needs every
 // feasible candidate, and with options.exhaustive; Planner.PrunedSearchEqualsExhaustiveSearch
 // checks it against costing everything). It rests on properties of the cost model:
-//   - memory grows with the micro-batch: per layout the leanest plan (full recompute, the most
-//     sharding, FP8 param gather) is costed at the smallest micro-batch and bisected up to the
-//     largest that fits; larger micro-batches are not searched;
+//   - memory grows with the micro-batch: per layout the leanest plans (full recompute, every
+//     optimizer sharding with FP8 param gather where it can: more sharding is not always leaner)
+//     are costed at the smallest micro-batch and bisected up to the largest where one fits;
+//     larger micro-batches are not searched;
 //   - recompute only adds time; the optimizer sharding and FP8 param gather change only the
 //     data-parallel and optimizer terms added after the pipeline (FP8 param gather also skips
 //     weight casts: never slower); the dispatcher's EP overlap changes the expert-parallel and
@@ -104,6 +105,9 @@ struct SearchRequest {
   bool torchtitan = false;  // candidates must be plans torchtitan runs
 };
 
+// A layout's valid micro-batches are bits of one word in the fit step (fitting_prefix).
+inline constexpr std::size_t kMaxLayoutMicroBatches = 64;
+
 // One recompute choice: the mode, its selective modules, its partial layer count.
 struct RecomputeOption {
   Recompute recompute;
@@ -154,11 +158,11 @@ class ShapeSearch {
   void list_recompute_options();
   void list_layout_micro_batches();
   TimeBound time_bound(std::int64_t micro_batch, bool with_overlap);
-  bool leanest_fp8_param_gather() const;
-  bool leanest_fits_at(std::int64_t micro_batch);
+  bool leanest_fp8_param_gather(OptimizerSharding zero) const;
+  bool leanest_fits_at(std::size_t micro_batch_index);
   // One micro-batch that fits: its bound, then every sharding, FP8 param gather, expert
   // communication and recompute the bounds leave.
-  void search_micro_batch(std::int64_t micro_batch, bool leanest_costed);
+  void search_micro_batch(std::int64_t micro_batch, unsigned leanest_costed);
   void search_variants(std::int64_t micro_batch, OptimizerSharding zero, bool fp8_param_gather, bool leanest_costed);
   // Costs one candidate into the counts and, when it fits, the ranking; false: not costed
   // (invalid under options.validate_every_candidate), `e` untouched.
@@ -167,7 +171,6 @@ class ShapeSearch {
 
   const SearchRequest& r_;
   SearchWorker& wk_;
-  const OptimizerSharding leanest_zero_;  // the most sharding searched
   // Reused across shapes and layouts.
   std::vector<ExpertComm> comms_;
   std::vector<std::int64_t> shape_mbs_, partial_layers_, valid_mbs_;
@@ -187,6 +190,12 @@ class ShapeSearch {
   bool bound_probe_ = false;  // pruning by time bounds from recompute-none probes
   ProbeSharding probe_{};
   std::array<double, kMaxExpertComms> probe_time_s_{}, probe_rest_s_{};
+  // The shardings' indices in choices.zeros, most sharding first: the order leanest_fits_at tries
+  // them in (the most sharded is the leanest but at small dp, so the first usually settles it).
+  std::vector<std::size_t> zeros_leanest_first_;
+  // Per valid micro-batch of the layout: the shardings (bits by index in choices.zeros) whose
+  // leanest plan leanest_fits_at costed, which search_variants then skips.
+  std::array<unsigned, kMaxLayoutMicroBatches> leanest_costed_{};
 };
 
 }  // namespace tessera

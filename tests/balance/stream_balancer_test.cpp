@@ -224,3 +224,32 @@ TEST(StreamBalancer, BadSettingsNameTheirField) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// A cap below some samples names the cap every sample fits, the input's longest (issue 32: naming
+// the first long sample sent the user on to fail at the next), and that cap then balances.
+TEST(StreamBalancer, ACapTooSmallNamesTheLongestSample) {
+  const std::vector<std::int64_t> tokens = {100, 5000, 200, 9000, 300};
+  const std::vector<double> time_s = {1, 50, 2, 90, 3};
+  StreamSettings st;
+  st.dp = 2;
+  st.microbatches = 1;
+  st.one_step = true;
+  st.steps = 1;
+  st.max_tokens = 1000;
+  try {
+    (void)balance_stream(tokens, time_s, st);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "max-tokens");
+    EXPECT_NE(std::string(e.what()).find("(allowed: at least 9000)"), std::string::npos) << e.what();
+  }
+  st.max_tokens = 9000;
+  const StreamResult r = balance_stream(tokens, time_s, st);
+  EXPECT_EQ(r.n_assigned, 5);
+}
+
+}  // namespace
+}  // namespace tessera

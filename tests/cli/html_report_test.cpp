@@ -106,6 +106,10 @@ TEST_F(HtmlReportCli, PlanPageNumbersAreTheJsonFieldsAndTheRankingIsThePlainOne)
   // Per plan: time, MFU, tokens/s, memory; and the search's costed, fitting and limit figures.
   EXPECT_EQ(expect_numbers_match(html, doc), 4 * doc.at("plans").size() + 3);
   EXPECT_NE(html.find("pretrain_gpt.py"), std::string::npos);  // the winner's launch script
+  // Every plan key is on the page (issue 32: recompute_layers and the overlap flags were not): on
+  // each row where the plans differ, else once under the table.
+  for (const auto& [key, value] : doc.at("plans")[0].at("plan").items())
+    EXPECT_NE(html.find(key + "="), std::string::npos) << key;
   // The report's search is the plain one: the same ranking, and counts within the spread by which
   // the threads' pruning varies from run to run (README); an exhaustive search costs several times
   // as many.

@@ -134,6 +134,23 @@ TEST(CostModel, UtilisationIdentities) {
   }
 }
 
+// One MFU convention (issue 32): an FP8 plan's MFU is against the 16-bit dense peak like a bf16
+// plan's, so the two compare as their speeds do (same model FLOPs); the FP8-peak figure is beside it.
+TEST(CostModel, Fp8AndBf16PlansShareTheSixteenBitPeak) {
+  Job bf16 = llama3_70b();
+  Job fp8 = bf16;
+  fp8.plan.precision = Precision::fp8;
+  const Estimate b = bf16.run(), f = fp8.run();
+  ASSERT_LT(f.iteration_time_s, b.iteration_time_s);
+  ASSERT_DOUBLE_EQ(f.model_flops, b.model_flops);
+  // H100 SXM: 989.4 TFLOP/s dense 16-bit, 1,978.9 dense FP8 (NVIDIA H100 datasheet).
+  const double n = double(fp8.plan.gpus());
+  EXPECT_LT(rel_err(f.mfu, f.model_flops / (f.iteration_time_s * n * 989.4e12)), 1e-12);
+  EXPECT_LT(rel_err(f.mfu / b.mfu, b.iteration_time_s / f.iteration_time_s), 1e-12);
+  EXPECT_LT(rel_err(f.mfu_fp8_peak, f.model_flops / (f.iteration_time_s * n * 1978.9e12)), 1e-12);
+  EXPECT_EQ(b.mfu_fp8_peak, 0.0);
+}
+
 // No GPU computes faster than its peak: T >= hardware FLOPs per GPU / peak.
 TEST(CostModel, IterationTimeAtLeastHardwareFlopsOverPeak) {
   for (const Job& j : {gpt3_175b(8, 8, 8, 512), gpt3_175b(8, 8, 8, 512, Recompute::full),

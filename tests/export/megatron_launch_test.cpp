@@ -12,6 +12,7 @@
 #include "common/thrown_field.h"
 #include "export/megatron_rules.h"
 #include "formats/megatron_args.h"
+#include "formats/plan_constraints_text.h"
 #include "formats/plan_text.h"
 #include "report/plan_report.h"
 #include "search/planner.h"

@@ -14,6 +14,7 @@
 #include "common/export_cases.h"
 #include "core/error.h"
 #include "export/torchtitan_config.h"
+#include "formats/plan_constraints_text.h"
 #include "formats/plan_text.h"
 #include "report/plan_report.h"
 #include "search/framework_support.h"

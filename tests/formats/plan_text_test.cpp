@@ -13,6 +13,7 @@
 #include "catalog/gpu_catalog.h"
 #include "catalog/model_source.h"
 #include "core/error.h"
+#include "formats/plan_constraints_text.h"
 
 namespace tessera {
 namespace {
@@ -249,6 +250,26 @@ TEST(PlanText, BooleanAndHugeIntegersAreRefusedByName) {
   EXPECT_FALSE(r.plan.sequence_parallel);
   EXPECT_EQ(thrown_field([] { (void)load_plan("tp=99999999999999999999,gbs=8", gpt3(), a100_1024()); }), "tp");
   EXPECT_EQ(thrown_field([] { (void)load_plan("tp=8,pp=8,gbs=1536,tp=4", gpt3(), a100_1024()); }), "plan.tp");
+}
+
+}  // namespace
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// Spaces around keys and values are not part of them (issue 32: "tp=1, mb=1" was refused), in
+// --plan and --fix alike; a key without '=' and a key given twice still name themselves.
+TEST(KeyValueItems, SpacesAroundKeysAndValuesAreIgnored) {
+  const auto items = key_value_items(" tp=1, mb = 2 ,,recompute=full ", "plan", "key=value");
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_EQ(items[0], (std::pair<std::string, std::string>{"tp", "1"}));
+  EXPECT_EQ(items[1], (std::pair<std::string, std::string>{"mb", "2"}));
+  EXPECT_EQ(items[2], (std::pair<std::string, std::string>{"recompute", "full"}));
+  EXPECT_EQ(*parse_constraints("tp=8, pp = 4").pp, 4);
+  EXPECT_EQ(testing::thrown_field([] { (void)key_value_items("tp=1, tp =2", "fix", "x"); }), "fix.tp");
+  EXPECT_EQ(testing::thrown_field([] { (void)key_value_items("tp=1, = 2", "plan", "x"); }), "plan");
+  EXPECT_EQ(testing::thrown_field([] { (void)key_value_items("tp", "plan", "x"); }), "plan");
 }
 
 }  // namespace

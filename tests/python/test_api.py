@@ -145,7 +145,7 @@ def test_multimodal_plan_returns_the_cli_json():
         (lambda: tessera.plan(model="llama3-8b", cluster="no-such-gpu:8", gbs=8), "gpu"),
         (lambda: tessera.plan(model="llama3-8b", cluster="h100-sxm-80gb:8", gbs=8, fix={"tp": 3}), "fix"),
         (lambda: tessera.plan(model="llama3-8b", cluster="h100-sxm-80gb:8", gbs=8, top=0), "--top"),
-        (lambda: tessera.plan(model="llama3-8b", cluster="h100-sxm-80gb:8", gbs=8, no_such_option=1), "--no-such-option"),
+        (lambda: tessera.plan(model="llama3-8b", cluster="h100-sxm-80gb:8", gbs=8, no_such_option=1), "no_such_option"),
         (lambda: tessera.estimate(model="llama3-8b", cluster="h100-sxm-80gb:8", plan="tp=7,gbs=8,seq=2048"), "tp"),
         (lambda: tessera.validate("/no/such/runs.csv"), "file"),
         (lambda: tessera.plan(model={"architectures": ["NoSuchForCausalLM"]}, cluster="h100-sxm-80gb:8", gbs=8),
@@ -159,6 +159,18 @@ def test_bad_input_raises_a_value_error_naming_the_field(call, field):
     assert isinstance(raised.value, tessera.TesseraError)
     assert field in message
     assert "\n" not in message and not message.startswith("error:")
+
+
+def test_an_unknown_keyword_is_named_as_python_spells_it():
+    # issue 32: the CLI's "The following arguments were not expected: 1 --bogus" reached Python.
+    with pytest.raises(TypeError) as raised:
+        tessera.plan(model="llama3-8b", cluster="h100-sxm-80gb:8", gbs=8, bogus=1)
+    message = str(raised.value)
+    assert message.startswith("bogus: not a keyword of tessera.plan (allowed: ")
+    assert "max_memory_gib" in message and "--" not in message and "json" not in message.split("allowed: ")[1].split(", ")
+    r = cli("plan", "--model", "llama3-8b", "--cluster", "h100-sxm-80gb:8", "--gbs", 8, "--bogus", 1)
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: --bogus: not an option of tessera plan (allowed: --")
 
 
 def test_errors_match_the_cli_line():

@@ -41,9 +41,9 @@ MEMORY = keys("stage", "weights_gib", "gradients_gib", "optimizer_gib", "activat
               "buffers_gib", "framework_gib")
 CONFIDENCE = dict(keys("validated", "class", "description", "runs", "sources", "median_error_pct", "p90_error_pct",
                        "out_of_sample", "extrapolations"),
-                  memory=dict(keys("measured", "margin_pct", "margin_inside_error"), runs=Optional(),
+                  memory=dict(keys("measured", "margin_pct", "margin_gib", "margin_inside_error"), runs=Optional(),
                               sources=Optional(), median_error_pct=Optional(), max_error_pct=Optional()))
-ESTIMATE_FIGURES = dict(keys("iteration_time_s", "tokens_per_s", "mfu", "hfu", "model_tflops_per_gpu",
+ESTIMATE_FIGURES = dict(keys("iteration_time_s", "tokens_per_s", "mfu", "hfu", "mfu_fp8_peak", "model_tflops_per_gpu",
                              "hardware_tflops_per_gpu", "model_flops", "hardware_flops", "peak_memory_gib",
                              "usable_memory_gib", "fits"), breakdown=BREAKDOWN, memory=MEMORY)
 # stage_memory: every stage's memory (issue 16: the report's per-stage bars).
@@ -144,7 +144,8 @@ CROSS_POOL = dict(keys("iteration_time_s", "tokens_per_s", "mfu", "dp", "micro_b
                                "peak_memory_gib", "usable_memory_gib", "fits")],
                   rank_layout=dict(keys("kind", "schema_version", "world_size", "rank_order", "dp", "micro_batch"),
                                    stages=[keys("stage", "pool", "gpu", "tp", "first_layer", "layers", "embedding",
-                                                "output_head", "first_rank", "replicas")]),
+                                                "output_head", "first_rank", "replicas", "precision", "recompute",
+                                                "recompute_layers", "zero", "sequence_parallel")]),
                   confidence=CONFIDENCE)
 MIXED = dict(keys("schema_version", "strategy", "iteration_time_s", "tokens_per_s", "replica_time_s",
                   "cross_pool_sync_s", "cross_pool_must_beat_s", "left_out", "speedup_over_best_single_pool",
@@ -193,7 +194,7 @@ def expect_schema(doc, schema, path="$"):
 @functools.lru_cache(maxsize=None)
 def run_text(*args):
     out = subprocess.run([BINARY, *args], check=True, capture_output=True, text=True, timeout=TIMEOUT_S)
-    # Nothing on stderr but the defaults a command states (cli/subcommands.h note_default).
+    # Nothing on stderr but the defaults a command states (cli/subcommands.h DefaultNote).
     assert all(line.startswith("note: ") and " not given: " in line for line in out.stderr.splitlines()), out.stderr
     return out.stdout
 

@@ -79,3 +79,23 @@ def test_with_batch_size_counts_stay_within_one_over_ranks(method):
     for k in range(len(plans[0])):
         counts = [len(mb) for p in plans for mb in p[k]]
         assert min(counts) >= 1 and max(counts) - min(counts) <= 1, (k, counts)
+
+
+@pytest.mark.parametrize("method", ["none", "fixed-greedy", "lpt", "kk"])
+def test_the_last_step_takes_the_remainder_within_its_documented_bound(method):
+    # issue 32: 10-11 samples in a micro-batch of 8 at the end of an epoch, undocumented. The rule
+    # (BalancedDistributedSampler's docstring): the last step holds batch_size + r samples, r the
+    # remainder, so its micro-batches hold at most ceil((batch_size + r) / slots), the others
+    # ceil(batch_size / slots).
+    n, batch, ranks, microbatches = 100, 16, 2, 2
+    slots, r = ranks * microbatches, n % batch
+    plans = all_ranks([100] * n, ranks, batch_size=batch, microbatches=microbatches, method=method, seed=3)
+    steps = len(plans[0])
+    assert steps == n // batch
+    for k in range(steps):
+        counts = [len(mb) for p in plans for mb in p[k]]
+        expected = batch + (r if k == steps - 1 else 0)
+        assert sum(counts) == expected, (k, counts)
+        assert max(counts) <= -(-expected // slots), (k, counts)
+    last = [len(mb) for p in plans for mb in p[-1]]
+    assert max(last) > -(-batch // slots), "the remainder makes the last step's micro-batches larger"

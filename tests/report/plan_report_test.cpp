@@ -11,6 +11,7 @@
 #include "catalog/gpu_catalog.h"
 #include "catalog/model_source.h"
 #include "core/units.h"
+#include "formats/plan_constraints_text.h"
 #include "formats/plan_text.h"
 
 namespace tessera {

@@ -15,6 +15,7 @@
 #include "evaluation/validation.h"
 #include "formats/csv_table.h"
 #include "formats/json_fields.h"
+#include "formats/plan_constraints_text.h"
 #include "formats/plan_text.h"
 #include "report/plan_report.h"
 #include "search/plan_space.h"
@@ -311,6 +312,27 @@ TEST(Planner, PrunedSearchEqualsExhaustiveSearch) {
     }
     fmt::print("{}: pruned {} plans, exhaustive {}\n", c.model, a.evaluated, b.evaluated);
   }
+}
+
+// When nothing fits, the smallest peak the answer names is the smallest of the whole space (issue
+// 32: "the smallest peak is 145.5 GiB (zero3)" while zero=none peaked at 142.4): on one GPU ZeRO
+// shards nothing and adds its gather buffers, so the leanest plan is not the most sharded one, and
+// the pruned search must still cost it.
+TEST(Planner, SmallestPeakWhenNothingFitsIsTheSpacesMinimum) {
+  const ModelSpec model = builtin_model("llama3-8b");
+  const Cluster cluster = load_cluster("h200:1");
+  const Workload w{8, 8192};
+  PlannerOptions pruned = options(5);
+  pruned.threads = 1;
+  PlannerOptions all = pruned;
+  all.exhaustive = true;
+  const PlanSearch a = search_plans(model, cluster, w, with_fp8(), pruned);
+  const PlanSearch b = search_plans(model, cluster, w, with_fp8(), all);
+  ASSERT_TRUE(a.plans.empty());
+  ASSERT_TRUE(b.plans.empty());
+  EXPECT_EQ(a.min_peak_memory_bytes, b.min_peak_memory_bytes);
+  EXPECT_EQ(b.min_memory_plan.zero, OptimizerSharding::none) << "one GPU: no sharding is leanest";
+  EXPECT_TRUE(same_configuration(a.min_memory_plan, b.min_memory_plan));
 }
 
 // The workers share one pruning threshold, so which plans each costs depends on their timing, but
