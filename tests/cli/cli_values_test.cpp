@@ -211,3 +211,36 @@ TEST_F(CliValues, EachListedPlansEstimateIsTheEstimateOfThatPlan) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// Every listed plan's memory margin (usable less its peak) is printed beside its peak and equals
+// the --json margin_gib (issue 32: a plan within 1% of the limit carried no mark), and the figures
+// stay in their columns whatever the plan's length.
+TEST_F(CliValues, PlanTableShowsEachPlansMemoryMarginInItsColumn) {
+  const std::vector<std::string> args = {"plan", "--quiet", "--model", "mixtral-8x7b", "--cluster", "h100:64",
+                                         "--gbs", "256", "--seq", "4096", "--top", "5"};
+  const std::string table = text(args);
+  const nlohmann::json j = run_json(args);
+  const auto lines = [&] {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    for (std::size_t end; (end = table.find('\n', start)) != std::string::npos; start = end + 1)
+      out.push_back(table.substr(start, end - start));
+    return out;
+  }();
+  const auto header = std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.find("free_GiB") != std::string::npos; });
+  ASSERT_NE(header, lines.end()) << table;
+  const std::size_t column_end = header->find("free_GiB") + std::string("free_GiB").size();
+  for (std::size_t i = 0; i < j.at("plans").size(); ++i) {
+    const std::string& row = *(header + 1 + static_cast<std::ptrdiff_t>(i));
+    const double margin = j.at("plans")[i].at("confidence").at("memory").at("margin_gib");
+    // The margin fills the header's column less its last character, the mark ('!' or ' ').
+    EXPECT_EQ(row.substr(column_end - 9, 8), fmt::format("{:>8.1f}", margin)) << row;
+    EXPECT_EQ(row.size(), column_end) << row;
+  }
+}
+
+}  // namespace
+}  // namespace tessera

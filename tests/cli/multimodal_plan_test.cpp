@@ -221,3 +221,30 @@ TEST_F(MultimodalRecommendation, EmitMegatronOnlyForAMonolithicRecommendation) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace tessera::testing;
+
+class MultimodalRunnerUp : public CliScratchTest {};
+
+// Winner and runner-up are different plans, or the text says two strategies came to one (issue
+// 32: "monolithic by 0.0% over the runner-up, colocated" named one plan twice). LLaVA-1.5-7B on 64
+// H100: the colocated search keeps every module in the backbone's layout, which is the monolithic
+// plan.
+TEST_F(MultimodalRunnerUp, TwoStrategiesThatAreOnePlanAreSaidToBe) {
+  const std::vector<std::string> args = {"plan", "--quiet", "--model", "llava-1.5-7b", "--data", "caption-like",
+                                         "--cluster", "h100-sxm-80gb:64", "--gbs", "128", "--top", "1"};
+  const RunResult text = run(args);
+  ASSERT_EQ(text.exit_code, 0) << describe(text);
+  auto json_args = args;
+  const nlohmann::json j = run_json(json_args);
+  ASSERT_TRUE(j.at("colocated").is_object() && j.at("baseline_monolithic").is_object());
+  ASSERT_EQ(j.at("colocated").at("iteration_time_s"), j.at("baseline_monolithic").at("iteration_time_s"));
+  EXPECT_NE(text.out.find("colocated is the same plan as monolithic\n"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("over the runner-up, colocated"), std::string::npos) << text.out;
+  EXPECT_NE(j.at("runner_up"), "colocated");
+  EXPECT_GT(j.at("margin_over_runner_up").get<double>(), 0.0);
+}
+
+}  // namespace
