@@ -133,7 +133,9 @@ std::vector<MultimodalStrategy> ranked_strategies(const MultimodalSearch& search
 // none or a strategy the search did not find.
 const MultimodalPlan& strategy_plan(const MultimodalSearch& search, MultimodalStrategy strategy);
 
-// The simulated step of one disaggregated plan (its per-op timeline), for traces.
+// The simulated step of one disaggregated plan (its per-op timeline), for traces; the step's tail
+// (gradient traffic and optimizer after the pipeline) is each stage's dp-sync, so it ends at the
+// plan's iteration time.
 Timeline disaggregated_timeline(const MultimodalSpec& model, const Cluster& cluster, const DataMix& mix,
                                 std::int64_t global_batch, const MultimodalPlan& plan, std::uint64_t seed);
 
