@@ -76,8 +76,10 @@ std::string groups_section(const nlohmann::json& doc) {
     t.rows.push_back({text_cell(name), text_cell(role), json_cell(doc, at + "gpus", 0),
                       json_cell(doc, at + "busy_s", kSecondsDecimals)});
   }
+  const bool disaggregated = json_at(doc, plan + ".strategy") == "disaggregated";
   return chart_figure("module-groups", stacked_bar_chart_svg(bars)) + html_table(t) +
-         "<p>Modules with the same GPU count run on one group (an encoder and its projector).</p>";
+         (disaggregated ? "<p>Modules with the same GPU count run on one group (an encoder and its projector).</p>"
+                        : "<p>Every module runs on the GPUs of the pipeline stage it is folded into.</p>");
 }
 
 }  // namespace

@@ -69,7 +69,7 @@ std::string confidence_text(const nlohmann::json& c) {
 
 std::string top_table(const nlohmann::json& doc) {
   const nlohmann::json& plans = json_at(doc, "plans");
-  HtmlTable t{{"#", "plan", "step time (s)", "MFU", "tokens/s", "peak memory (GiB)", "confidence"}, {}};
+  HtmlTable t{{"#", "plan", "step time (s)", "MFU (16-bit peak)", "tokens/s", "peak memory (GiB)", "confidence"}, {}};
   for (std::size_t i = 0; i < plans.size(); ++i)
     t.rows.push_back({HtmlCell{std::to_string(i + 1), static_cast<double>(i + 1), "", 1},
                       text_cell(plan_text(plans, i)),
@@ -84,7 +84,7 @@ std::string top_table(const nlohmann::json& doc) {
 
 std::string scatter_figure(const nlohmann::json& doc, const std::vector<Point2>& feasible) {
   ScatterChart chart;
-  chart.title = "Feasible plans costed: step time against peak memory (closed form; plans proven slower are not costed)";
+  chart.title = "Feasible plans costed: step time against peak memory";
   chart.x_label = "peak memory per GPU (GiB)";
   chart.y_label = "step time (s)";
   chart.y_scale = AxisScale::log10;
@@ -99,7 +99,8 @@ std::string scatter_figure(const nlohmann::json& doc, const std::vector<Point2>&
                           json_number(doc, plan_path(0, "iteration_time_s")), "winner (simulated)",
                           "the recommended plan"});
   chart.highlighted = chart.points.size() - 1;
-  return chart_figure("time-vs-memory", scatter_chart_svg(chart));
+  return chart_figure("time-vs-memory", scatter_chart_svg(chart)) +
+         "<p>Times from the closed form; plans proven slower than the listed ones are not costed.</p>";
 }
 
 std::string breakdown_figure(const nlohmann::json& doc) {

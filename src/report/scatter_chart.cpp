@@ -12,7 +12,9 @@ namespace tessera::report {
 
 namespace {
 
-constexpr double kMarginLeftPx = 64, kMarginRightPx = 170, kMarginTopPx = 34, kMarginBottomPx = 46;
+// The top margin holds the title (baseline 20 px) and, below it, the y axis's label (issue 32:
+// the two overlapped at 34 px).
+constexpr double kMarginLeftPx = 64, kMarginRightPx = 170, kMarginTopPx = 50, kMarginBottomPx = 46;
 constexpr double kMinPlotPx = 40;
 constexpr double kMarkerRadiusPx = 4, kWinnerRadiusPx = 7, kTickLengthPx = 4;
 constexpr double kLegendRowPx = 18, kLegendGapPx = 16;
