@@ -25,8 +25,7 @@ struct PlanConstraints {
   std::vector<OptimizerSharding> zero_choices;
   std::optional<Precision> precision;
   // When `precision` is unset: the precisions searched. Default bf16 and fp8 (with the GPU's
-  // natural recipe); fp8 is dropped on GPUs without FP8 tensor cores. Callers whose bounds assume
-  // bf16 (the multimodal planner) pass {bf16}.
+  // natural recipe); fp8 is dropped on GPUs without FP8 tensor cores.
   std::vector<Precision> precision_choices = {Precision::bf16, Precision::fp8};
   // MoE keys (search/plan_space.h lists what is searched when unset). etp 0 = tp.
   std::optional<std::int64_t> etp;

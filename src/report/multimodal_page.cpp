@@ -19,7 +19,8 @@ std::vector<std::pair<std::string, std::string>> strategies(const nlohmann::json
   if (!json_at(doc, "plans").empty()) out.emplace_back("disaggregated (best)", "plans[0]");
   if (doc.contains("baseline_monolithic") && doc.at("baseline_monolithic").is_object())
     out.emplace_back("monolithic on every GPU", "baseline_monolithic");
-  if (doc.contains("on_fewer_gpus") && doc.at("on_fewer_gpus").is_object())
+  if (doc.contains("on_fewer_gpus") && doc.at("on_fewer_gpus").is_object() &&
+      doc.at("on_fewer_gpus").at("baseline_monolithic").is_object())
     out.emplace_back("monolithic on fewer GPUs", "on_fewer_gpus.baseline_monolithic");
   if (doc.contains("colocated") && doc.at("colocated").is_object())
     out.emplace_back("colocated (per-module layouts, every GPU)", "colocated");

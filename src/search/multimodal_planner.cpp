@@ -224,8 +224,7 @@ MultimodalSearch search_multimodal_plans(const MultimodalSpec& model, const Clus
   // the split search, when that is fewer (its reduced space): the disaggregated plan may leave
   // GPUs idle too.
   const StepRequest step{model, cluster, seqs, w, memory_limit, options.threads, work};
-  PlanConstraints every_plan;
-  every_plan.precision_choices = {Precision::bf16};
+  const PlanConstraints every_plan;  // bf16 and FP8 where the GPU has it
   const MonolithicReference whole = monolithic_reference(step, cluster.gpus(), every_plan, /*keep_layouts=*/true);
   out.monolithic = whole.plan;
   out.monolithic_found = whole.found;

@@ -38,8 +38,14 @@ std::int64_t max_backbone_gpus(const SplitRequest& r) {
                                 gpus - busy_groups);
 }
 
-// The backbone's GEMM work per step (forward + 2x backward): at the GPU's best sustained GEMM
-// rate (compute_cost never runs a GEMM faster) a lower bound of its step on any count.
+// The GPU's best sustained GEMM rate in any precision the backbone may run (compute_cost caps a
+// GEMM at the peak times its efficiency: cost/compute_cost.cpp gemm_efficiency), FLOP/s.
+double best_gemm_flops_per_s(const GpuSpec& gpu) {
+  return std::max(gpu.peak_flops(false) * gpu.gemm_efficiency, gpu.peak_flops(true) * gpu.fp8_gemm_efficiency);
+}
+
+// The backbone's GEMM work per step (forward + 2x backward): at best_gemm_flops_per_s a lower
+// bound of its step on any count.
 double backbone_gemm_flops(const SplitRequest& r) {
   const ModelSpec& backbone = r.model.backbone().transformer;
   const std::int64_t seq_len = r.workload.seq_len;
@@ -236,8 +242,7 @@ bool better_split(const MultimodalPlan& a, const MultimodalPlan& b) {
 }  // namespace
 
 PlanConstraints backbone_count_space() {
-  PlanConstraints fix;
-  fix.precision_choices = {Precision::bf16};
+  PlanConstraints fix;  // bf16 and FP8 (where the GPU has it), as a language model's plans
   fix.recompute_layers = 0;
   fix.zero_choices = {OptimizerSharding::zero1, OptimizerSharding::zero3};
   return fix;
@@ -252,8 +257,7 @@ SplitSpace split_candidates(const SplitRequest& r) {
   std::vector<double> upper_bounds_s;
   for (std::int64_t gb = (max_backbone_gpus(r) / step) * step; gb >= step; gb -= step) {
     const double kth_upper_s = kth_smallest(upper_bounds_s, r.options);
-    const double ideal_s =
-        gemm_flops / (static_cast<double>(gb) * r.cluster.gpu.peak_flops(false) * r.cluster.gpu.gemm_efficiency);
+    const double ideal_s = gemm_flops / (static_cast<double>(gb) * best_gemm_flops_per_s(r.cluster.gpu));
     if (ideal_s >= kth_upper_s) break;  // fewer GPUs are slower still
     if (const std::optional<double> upper_s = add_backbone_count(r, gb, kth_upper_s, space))
       upper_bounds_s.push_back(*upper_s);
