@@ -17,15 +17,17 @@ const std::vector<BuiltinFile>& builtin_files();
 // The text of data/<path>, or nullptr if there is no such built-in file.
 const BuiltinFile* find_builtin_file(std::string_view path);
 
-// The names of the built-in JSON files in data/<folder> ("models/", "mixes/", ...), without the
-// folder and the .json suffix, in file order.
-inline std::vector<std::string> builtin_json_names(std::string_view folder) {
-  constexpr std::string_view kSuffix = ".json";
+// The names of the built-in files in data/<folder> ("models/", "validation/", ...) that end in
+// `suffix`, without the folder and the suffix, in file order.
+inline std::vector<std::string> builtin_names(std::string_view folder, std::string_view suffix) {
   std::vector<std::string> names;
   for (const auto& file : builtin_files())
-    if (file.path.starts_with(folder) && file.path.ends_with(kSuffix))
-      names.emplace_back(file.path.substr(folder.size(), file.path.size() - folder.size() - kSuffix.size()));
+    if (file.path.starts_with(folder) && file.path.ends_with(suffix))
+      names.emplace_back(file.path.substr(folder.size(), file.path.size() - folder.size() - suffix.size()));
   return names;
 }
+
+// The built-in JSON files' names in data/<folder> ("models/", "mixes/", ...).
+inline std::vector<std::string> builtin_json_names(std::string_view folder) { return builtin_names(folder, ".json"); }
 
 }  // namespace tessera

@@ -20,13 +20,7 @@ PublishedRunsText builtin_table(const std::string& name) {
 }
 }  // namespace
 
-std::vector<std::string> builtin_published_run_names() {
-  std::vector<std::string> names;
-  for (const auto& file : builtin_files())
-    if (file.path.starts_with(kDir) && file.path.ends_with(kCsvSuffix))
-      names.emplace_back(file.path.substr(kDir.size(), file.path.size() - kDir.size() - kCsvSuffix.size()));
-  return names;
-}
+std::vector<std::string> builtin_published_run_names() { return builtin_names(kDir, kCsvSuffix); }
 
 PublishedRunsText load_published_runs_text(const std::string& name_or_path, const std::string& field) {
   std::error_code ec;
@@ -41,6 +35,11 @@ PublishedRunsText load_published_runs_text(const std::string& name_or_path, cons
     return {name_or_path, json_fields::read_text_file(name_or_path, field)};
   throw unknown_name_error(field, "table", name_or_path, either_of(nearest_names(name, names)),
                            joined_names(names) + ", or a CSV path");
+}
+
+CsvTable load_published_runs(const std::string& name_or_path, const std::string& field) {
+  const PublishedRunsText table = load_published_runs_text(name_or_path, field);
+  return parse_csv(table.text, table.name);
 }
 
 }  // namespace tessera

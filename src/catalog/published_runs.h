@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "formats/csv_table.h"
+
 namespace tessera {
 
 // The built-in tables' names: their paths under data/validation/ without ".csv", in file order.
@@ -21,5 +23,7 @@ struct PublishedRunsText {
 // path-like argument (a '/' or ".csv") that is neither gets the file's error, any other
 // Error(field, "unknown table 'x'; did you mean y?", <names, or a CSV path>).
 PublishedRunsText load_published_runs_text(const std::string& name_or_path, const std::string& field);
+// The same table read as CSV (formats/csv_table.h), named as load_published_runs_text names it.
+CsvTable load_published_runs(const std::string& name_or_path, const std::string& field);
 
 }  // namespace tessera

@@ -53,8 +53,7 @@ std::string held_out_report(const Options& o) {
   if (o.draws < 1 || o.draws > kMaxDraws)
     throw Error("--draws", std::to_string(o.draws), "an integer from 1 to " + std::to_string(kMaxDraws));
   if (o.seed < 0) throw Error("--seed", std::to_string(o.seed), "an integer >= 0");
-  const auto [name, text] = load_published_runs_text(o.held_out, "--held-out");
-  const CsvTable table = parse_csv(text, name);
+  const CsvTable table = load_published_runs(o.held_out, "--held-out");
   const ValidationReport report = validate_runs(table);
   HeldOutOptions options;
   options.rows_per_draw = static_cast<std::size_t>(o.fit_rows);

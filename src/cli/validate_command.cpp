@@ -146,10 +146,10 @@ void check_validate_flags(const ValidateOptions& o) {
 std::vector<CsvTable> read_validation_tables(const std::vector<std::string>& files) {
   std::vector<CsvTable> tables;
   for (const std::string& f : files) {
-    const auto [name, text] = load_published_runs_text(f, "file");
-    tables.push_back(parse_csv(text, name));
+    const PublishedRunsText table = load_published_runs_text(f, "file");
+    tables.push_back(parse_csv(table.text, table.name));
     if (tables.back().rows.empty())
-      throw Error("file", "'" + name + "' has a header and no runs", "a validation CSV with at least one row");
+      throw Error("file", "'" + table.name + "' has a header and no runs", "a validation CSV with at least one row");
   }
   return tables;
 }
@@ -238,10 +238,7 @@ int run_validate(const ValidateOptions& o, const CommandOutput& io) {
   const ValidationReport report =
       validate_files(tables, o.pipeline == "simulated" ? PipelineModel::simulated : PipelineModel::closed_form);
   std::optional<MemoryCheck> memory;
-  if (!o.memory.empty()) {
-    const auto [name, text] = load_published_runs_text(o.memory, "--memory");
-    memory = check_memory(read_measured_peaks(parse_csv(text, name)), report);
-  }
+  if (!o.memory.empty()) memory = check_memory(read_measured_peaks(load_published_runs(o.memory, "--memory")), report);
   if (o.accuracy_classes) {
     const LeaveOneSourceOut loso = leave_one_source_out(concatenate_tables(tables));
     nlohmann::json doc = accuracy_table_to_json(accuracy_table_from(report, loso, memory ? &*memory : nullptr));

@@ -9,6 +9,7 @@
 #include "core/units.h"
 #include "formats/plan_text.h"
 #include "report/megatron_args_json.h"
+#include "search/plan_space.h"
 
 namespace tessera {
 
@@ -74,9 +75,9 @@ std::string strategy_name(const MultimodalSearch& s, MultimodalStrategy strategy
 
 // Two strategies that come to one plan (colocated with every module in the backbone's layout is
 // the monolithic layout): the same step, backbone plan and module placements.
-bool same_plan(const MultimodalPlan& a, const MultimodalPlan& b, const Workload& w) {
+bool same_plan(const MultimodalPlan& a, const MultimodalPlan& b) {
   if (a.iteration_time_s != b.iteration_time_s || a.modules.size() != b.modules.size() ||
-      plan_to_shorthand(a.backbone_plan, w) != plan_to_shorthand(b.backbone_plan, w))
+      !same_configuration(a.backbone_plan, b.backbone_plan))
     return false;
   for (std::size_t i = 0; i < a.modules.size(); ++i) {
     const ModulePlacement &x = a.modules[i], &y = b.modules[i];
@@ -89,12 +90,12 @@ bool same_plan(const MultimodalPlan& a, const MultimodalPlan& b, const Workload&
 
 // The strategies fastest first, each a different plan (issue 32: "monolithic by 0.0% over the
 // runner-up, colocated" named one plan twice); `same` gets each dropped one and the one it equals.
-std::vector<MultimodalStrategy> distinct_strategies(const MultimodalSearch& s, const Workload& w,
+std::vector<MultimodalStrategy> distinct_strategies(const MultimodalSearch& s,
                                                     std::vector<std::pair<MultimodalStrategy, MultimodalStrategy>>* same) {
   std::vector<MultimodalStrategy> out;
   for (MultimodalStrategy candidate : ranked_strategies(s)) {
     const auto kept = std::find_if(out.begin(), out.end(), [&](MultimodalStrategy k) {
-      return same_plan(strategy_plan(s, k), strategy_plan(s, candidate), w);
+      return same_plan(strategy_plan(s, k), strategy_plan(s, candidate));
     });
     if (kept == out.end()) out.push_back(candidate);
     else if (same != nullptr) same->emplace_back(candidate, *kept);
@@ -131,7 +132,7 @@ nlohmann::json multimodal_search_to_json(const MultimodalSearch& s, const Multim
   out["recommended"] = strategy_name(s, chosen);
   out["recommended_plan"] =
       chosen == MultimodalStrategy::none ? nlohmann::json(nullptr) : plan_json(strategy_plan(s, chosen), model, w);
-  const std::vector<MultimodalStrategy> ranked = distinct_strategies(s, w, nullptr);
+  const std::vector<MultimodalStrategy> ranked = distinct_strategies(s, nullptr);
   out["runner_up"] = ranked.size() > 1 ? nlohmann::json(strategy_name(s, ranked[1])) : nlohmann::json(nullptr);
   out["margin_over_runner_up"] =
       ranked.size() > 1 ? nlohmann::json(margin_over_runner_up(s, ranked)) : nlohmann::json(nullptr);
@@ -169,7 +170,7 @@ std::string multimodal_search_to_table(const MultimodalSearch& s, const Multimod
   const MultimodalStrategy chosen = recommended_strategy(s);
   out += "recommended: " + strategy_name(s, chosen) + "\n";
   std::vector<std::pair<MultimodalStrategy, MultimodalStrategy>> same;
-  const std::vector<MultimodalStrategy> ranked = distinct_strategies(s, w, &same);
+  const std::vector<MultimodalStrategy> ranked = distinct_strategies(s, &same);
   if (ranked.size() > 1)
     out += fmt::format("winner {} by {:.1f}% over the runner-up, {} ({:.3f} vs {:.3f} s/step)\n",
                        strategy_name(s, ranked[0]), 100.0 * margin_over_runner_up(s, ranked),

@@ -44,19 +44,21 @@ bool shown_per_row(const nlohmann::json& plans, const std::string& key) {
   return false;
 }
 
-// "tp=8 pp=4 dp=2 mb=1 recompute_layers=4": the keys that tell the listed plans apart.
-std::string plan_text(const nlohmann::json& plans, std::size_t i) {
-  std::string s;
-  for (const std::string& key : plan_keys(plans))
-    if (shown_per_row(plans, key)) s += (s.empty() ? "" : " ") + key_value(plans[i].at("plan"), key);
-  return s;
+// The plans' keys in page order, split into those each row shows and those every listed plan
+// shares (shown once under the table): together, every key.
+struct PlanKeys {
+  std::vector<std::string> per_row, shared;
+};
+PlanKeys split_plan_keys(const nlohmann::json& plans) {
+  PlanKeys out;
+  for (std::string& key : plan_keys(plans)) (shown_per_row(plans, key) ? out.per_row : out.shared).push_back(std::move(key));
+  return out;
 }
 
-// The keys every listed plan shares, once under the table: with the rows, every key is shown.
-std::string shared_keys_text(const nlohmann::json& plans) {
+// "tp=8 pp=4 dp=2 mb=1 recompute_layers=4": the plan's values of `keys`.
+std::string keys_text(const nlohmann::json& plan, const std::vector<std::string>& keys) {
   std::string s;
-  for (const std::string& key : plan_keys(plans))
-    if (!shown_per_row(plans, key)) s += (s.empty() ? "" : " ") + key_value(plans.front().at("plan"), key);
+  for (const std::string& key : keys) s += (s.empty() ? "" : " ") + key_value(plan, key);
   return s;
 }
 
@@ -69,16 +71,17 @@ std::string confidence_text(const nlohmann::json& c) {
 
 std::string top_table(const nlohmann::json& doc) {
   const nlohmann::json& plans = json_at(doc, "plans");
+  const PlanKeys keys = split_plan_keys(plans);
   HtmlTable t{{"#", "plan", "step time (s)", "MFU (16-bit peak)", "tokens/s", "peak memory (GiB)", "confidence"}, {}};
   for (std::size_t i = 0; i < plans.size(); ++i)
     t.rows.push_back({HtmlCell{std::to_string(i + 1), static_cast<double>(i + 1), "", 1},
-                      text_cell(plan_text(plans, i)),
+                      text_cell(keys_text(plans[i].at("plan"), keys.per_row)),
                       json_cell(doc, plan_path(i, "iteration_time_s"), kSecondsDecimals),
                       json_cell(doc, plan_path(i, "mfu"), kPercentDecimals, kPercent, "%"),
                       json_cell(doc, plan_path(i, "tokens_per_s"), 0),
                       json_cell(doc, plan_path(i, "peak_memory_gib"), kGibDecimals),
                       text_cell(confidence_text(plans[i].value("confidence", nlohmann::json())))});
-  const std::string shared = shared_keys_text(plans);
+  const std::string shared = keys_text(plans.front().at("plan"), keys.shared);
   return html_table(t) + (shared.empty() ? "" : "<p>Every plan above also has: " + escape_html(shared) + "</p>");
 }
 

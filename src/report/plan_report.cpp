@@ -160,7 +160,7 @@ std::string limit_text(const PlanSearch& s, double fallback_limit_gib) {
 // The ranked plans, one row each: the plan column as wide as the longest plan (a long plan string
 // must not push the figures out of their columns), and each plan's memory margin (usable less its
 // peak), marked '!' when the framework's measured peak error is larger than the margin.
-std::string plan_rows(const PlanSearch& s, const ModelSpec& model, const Cluster& cluster, const Workload& w) {
+std::string plan_rows(const PlanSearch& s, const std::vector<Confidence>& confidences) {
   std::size_t width = kPlanColumnWidth;
   for (const auto& r : s.plans) width = std::max(width, short_plan(r.plan).size());
   std::string out = fmt::format("\n{:>3}  {:<{}} {:>10} {:>6} {:>10} {:>8} {:>9}\n", "#", "plan", width, "time_s", "MFU",
@@ -168,7 +168,7 @@ std::string plan_rows(const PlanSearch& s, const ModelSpec& model, const Cluster
   bool any_marked = false;
   for (std::size_t i = 0; i < s.plans.size(); ++i) {
     const auto& r = s.plans[i];
-    const Confidence c = estimate_confidence(model, cluster, r.plan, w, &r.estimate);
+    const Confidence& c = confidences[i];
     any_marked = any_marked || c.memory_margin_inside_error;
     out += fmt::format("{:>3}  {:<{}} {:>10.3f} {:>5.1f}% {:>10.0f} {:>8.1f} {:>8.1f}{}\n", i + 1, short_plan(r.plan), width,
                        r.estimate.iteration_time_s, 100 * r.estimate.mfu, r.estimate.tokens_per_s,
@@ -180,9 +180,9 @@ std::string plan_rows(const PlanSearch& s, const ModelSpec& model, const Cluster
   return out;
 }
 
-std::string confidence_lines(const PlanSearch& s, const ModelSpec& model, const Cluster& cluster, const Workload& w) {
+std::string confidence_lines(const std::vector<Confidence>& confidences) {
   std::vector<std::string> lines;
-  for (const auto& r : s.plans) lines.push_back(confidence_text(estimate_confidence(model, cluster, r.plan, w, &r.estimate)));
+  for (const Confidence& c : confidences) lines.push_back(confidence_text(c));
   if (lines.empty()) return "";
   if (std::all_of(lines.begin(), lines.end(), [&](const std::string& l) { return l == lines.front(); }))
     return fmt::format("confidence (every plan above): {}\n", lines.front());
@@ -214,11 +214,14 @@ std::string plan_search_to_table(const PlanSearch& s, const ModelSpec& model, co
                        s.min_peak_memory_bytes / units::kGiB, short_plan(s.min_memory_plan));
     return out;
   }
-  out += plan_rows(s, model, cluster, w);
+  // Each plan's confidence once: its memory margin in the table, its text below.
+  std::vector<Confidence> confidences;
+  for (const auto& r : s.plans) confidences.push_back(estimate_confidence(model, cluster, r.plan, w, &r.estimate));
+  out += plan_rows(s, confidences);
   if (std::any_of(s.plans.begin(), s.plans.end(), [](const RankedPlan& r) { return r.estimate.mfu_fp8_peak > 0; }))
     out += "MFU against the 16-bit dense peak for every plan, FP8 ones too (their FP8-peak figure: --json "
            "mfu_fp8_peak)\n";
-  out += fmt::format("\n{}", confidence_lines(s, model, cluster, w));
+  out += fmt::format("\n{}", confidence_lines(confidences));
   const std::string reason = why_winner(s, cluster, w);
   if (!reason.empty()) out += fmt::format("\n{}\n", reason);
   out += "\nbest plan in full:\n";
