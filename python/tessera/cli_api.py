@@ -257,7 +257,8 @@ def validate(file, pipeline=None, leave_one_source_out=False, profile=None, **mo
 # tessera.calibrate's list arguments and the repeatable CLI option each becomes.
 _CALIBRATE_LISTS = {"runs": "--runs", "logs": "--log", "nccl": "--nccl"}
 # Its single-valued ones (gemm, a file; gpu / model / cluster / plan, as the CLI takes them).
-_CALIBRATE_VALUES = {"gemm": "--gemm", "gpu": "--gpu", "model": "--model", "cluster": "--cluster", "plan": "--plan"}
+_CALIBRATE_VALUES = {"gemm": "--gemm", "attention": "--attention", "kernels": "--kernels", "probe": "--probe",
+                     "gpu": "--gpu", "model": "--model", "cluster": "--cluster", "plan": "--plan"}
 
 
 def _path_text(name, value):
@@ -279,7 +280,7 @@ def _path_list(name, value):
 
 
 def calibrate(runs=None, logs=None, nccl=None, gemm=None, gpu=None, model=None, cluster=None, plan=None,
-              output=None, report=False):
+              output=None, report=False, attention=None, kernels=None, probe=None):
     """``tessera calibrate ... --json`` as a dict: the calibration profile fitted to measurements of
     your own cluster -- ``gpus`` (the calibrated parameters per GPU), ``parameters`` (each fitted
     parameter: catalog and fitted value, bounds, uncertainty, status), ``measurements`` (each
@@ -288,7 +289,8 @@ def calibrate(runs=None, logs=None, nccl=None, gemm=None, gpu=None, model=None, 
 
     ``runs``: CSV file(s) in the validation schema; ``logs``: Megatron-LM / torchtitan training
     logs; ``nccl``: nccl-tests outputs (``"FILE"`` or ``"FILE@NODESxGPUS"``); each a path or a list
-    of paths. ``gemm``: a GEMM sweep CSV. ``gpu``, ``model``, ``cluster``, ``plan``: what the logs,
+    of paths. ``gemm``, ``attention``, ``kernels``: GEMM, fused-attention and memory-bound kernel
+    sweep CSVs; ``probe``: a ``tessera probe`` output folder, read whole. ``gpu``, ``model``, ``cluster``, ``plan``: what the logs,
     nccl-tests outputs and GEMM sweep ran on, where they do not say (``model`` may be a dict).
     ``output``: also write the profile JSON there; pass it (or the dict returned) as ``profile=``
     to plan / estimate / validate. ``report=True`` returns the text report instead (the summary and
@@ -296,7 +298,8 @@ def calibrate(runs=None, logs=None, nccl=None, gemm=None, gpu=None, model=None, 
     """
     report = _checks.boolean("report", report)
     lists = {"runs": runs, "logs": logs, "nccl": nccl}
-    values = {"gemm": gemm, "gpu": gpu, "model": model, "cluster": cluster, "plan": plan}
+    values = {"gemm": gemm, "attention": attention, "kernels": kernels, "probe": probe, "gpu": gpu, "model": model,
+              "cluster": cluster, "plan": plan}
     args = ["calibrate"]
     for key, value in lists.items():
         for path in _path_list(key, value):

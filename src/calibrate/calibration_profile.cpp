@@ -28,6 +28,14 @@ GpuSpec apply_profile(const GpuSpec& gpu, const LoadedProfile& profile) {
   return out;
 }
 
+std::string ProfileInputs::counts_text() const {
+  std::string out = std::to_string(runs) + " runs, " + std::to_string(collectives) + " collective rows, " +
+                    std::to_string(gemms) + " GEMMs";
+  if (attention > 0) out += ", " + std::to_string(attention) + " attention calls";
+  if (kernels > 0) out += ", " + std::to_string(kernels) + " kernel timings";
+  return out;
+}
+
 bool LoadedProfile::has_links() const {
   return !links.empty() || std::any_of(gpus.begin(), gpus.end(), [](const CalibratedGpu& g) { return !g.links.empty(); });
 }

@@ -13,10 +13,15 @@
 
 namespace tessera {
 
-// What a profile was fitted on: counts of runs, collective rows and GEMMs, and the input files.
+// What a profile was fitted on: counts of each kind of measurement, the input files, and what moved.
 struct ProfileInputs {
-  std::size_t runs = 0, collectives = 0, gemms = 0;
+  std::size_t runs = 0, collectives = 0, gemms = 0, attention = 0, kernels = 0;
   std::vector<std::string> files;
+  // The parameters the fit moved (fitted or at a bound), per "gpu.parameter"; nullopt in a profile
+  // that does not record them (written by hand, or before they were recorded).
+  std::optional<std::vector<std::string>> identified;
+  // "3 runs, 0 collective rows, 66 GEMMs" (attention calls and kernels where there are any).
+  std::string counts_text() const;
 };
 
 // Measured values of one pool's two link tiers; an unset field keeps the cluster's.

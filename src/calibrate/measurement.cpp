@@ -7,6 +7,7 @@
 #include "cost/compute_cost.h"
 #include "cost/cost_model.h"
 #include "hardware/physical_ranges.h"
+#include "model/flops.h"
 
 namespace tessera {
 
@@ -46,12 +47,19 @@ void check_gemm(const GemmMeasurement& g) {
   require_in_range(g.id + ".tflops", g.tflops, physical::kMinTflops, peak_tflops, "TFLOP/s (" + g.gpu.key + "'s peak)");
 }
 
+// A kernel or attention call: 1 ns .. the longest collective (a call of hours is no call).
+void check_call(const std::string& id, double time_s) {
+  require_in_range(id + ".time", time_s, physical::kMinFixedTimeS, physical::kMaxCollectiveTimeS, "s");
+}
+
 }  // namespace
 
 void check_physical(const CalibrationData& data) {
   for (const RunMeasurement& run : data.runs) check_run(run);
   for (const CollectiveMeasurement& c : data.collectives) check_collective(c);
   for (const GemmMeasurement& g : data.gemms) check_gemm(g);
+  for (const AttentionMeasurement& a : data.attention) check_call(a.id, a.time_s);
+  for (const KernelMeasurement& k : data.kernels) check_call(k.id, k.time_s);
 }
 
 std::int64_t prediction_work(const RunMeasurement& run) {
@@ -86,8 +94,24 @@ double predict_collective_time_s(const CollectiveMeasurement& c, const GpuSpec& 
 }
 
 double predict_gemm_tflops(const GemmMeasurement& g, const GpuSpec& gpu) {
-  const double time_s = gemm_time_s(g.m, g.n, g.k, 1.0, gpu, g.fp8);
-  return 2.0 * g.m * g.n * g.k / time_s / 1e12;
+  const double time_s = g.groups > 1 ? grouped_gemm_time_s(g.m, g.n, g.k, g.groups, gpu, g.fp8)
+                                     : gemm_time_s(g.m, g.n, g.k, 1.0, gpu, g.fp8);
+  return 2.0 * g.groups * g.m * g.n * g.k / time_s / 1e12;
+}
+
+double predict_attention_time_s(const AttentionMeasurement& a, const GpuSpec& gpu) {
+  // Scores and values, 2 FLOPs per multiply-add each, over the keys each query sees (model/flops.cpp).
+  const double span = a.causal ? causal_attention_span(static_cast<std::int64_t>(a.seq), 0) : a.seq;
+  const double flops = 2.0 * a.batch * a.seq * a.heads * (2.0 * a.head_dim) * span;
+  const double forward_s = attention_time_s(flops, AttentionCall{a.batch * a.heads, a.seq, a.head_dim}, gpu);
+  return a.backward ? (1.0 + kFlashBackwardOverForward) * forward_s : forward_s;
+}
+
+double predict_kernel_time_s(const KernelMeasurement& k, const GpuSpec& gpu) {
+  const double host_s = k.kernels * gpu.host_op_dispatch_s;
+  if (k.host_only) return host_s;
+  const double gpu_s = memory_bound_time_s(k.bytes, gpu) + k.kernels * gpu.kernel_overhead_s;
+  return host_bound_time_s(gpu_s, host_s, gpu.host_overlap_exponent);
 }
 
 }  // namespace tessera

@@ -49,20 +49,45 @@ struct CollectiveMeasurement {
   double time_s = 0;
 };
 
-// One GEMM of a sweep: (m x k) * (k x n) at `tflops` achieved.
+// One GEMM of a sweep: (m x k) * (k x n) at `tflops` achieved; `groups` > 1 is one grouped GEMM
+// of that many such problems (MoE experts), `tflops` over all of them.
 struct GemmMeasurement {
   std::string id;
   GpuSpec gpu;
   double m = 0, n = 0, k = 0;
   bool fp8 = false;
   double tflops = 0;
+  double groups = 1;
+};
+
+// One fused-attention call: `batch` x `heads` problems of `seq` queries over `seq` keys, head width
+// `head_dim`; the forward alone or forward + backward.
+struct AttentionMeasurement {
+  std::string id;
+  GpuSpec gpu;
+  double batch = 0, heads = 0, seq = 0, head_dim = 0;
+  bool causal = true;
+  bool backward = false;
+  double time_s = 0;
+};
+
+// One memory-bound operation: `kernels` kernels moving `bytes` in all, timed per call on the wall
+// clock; or (`host_only`) the host's time to issue `kernels` eager operators.
+struct KernelMeasurement {
+  std::string id;
+  GpuSpec gpu;
+  double bytes = 0, kernels = 0;
+  bool host_only = false;
+  double time_s = 0;
 };
 
 struct CalibrationData {
   std::vector<RunMeasurement> runs;
   std::vector<CollectiveMeasurement> collectives;
   std::vector<GemmMeasurement> gemms;
-  bool empty() const { return runs.empty() && collectives.empty() && gemms.empty(); }
+  std::vector<AttentionMeasurement> attention;
+  std::vector<KernelMeasurement> kernels;
+  bool empty() const { return runs.empty() && collectives.empty() && gemms.empty() && attention.empty() && kernels.empty(); }
 };
 
 // Every measurement physically possible on its GPU, else Error naming its id: a step time of
@@ -76,6 +101,13 @@ double predict_iteration_time_s(const RunMeasurement& run, const GpuSpec& gpu);
 double predict_peak_memory_gib(const RunMeasurement& run, const GpuSpec& gpu);
 double predict_collective_time_s(const CollectiveMeasurement& c, const GpuSpec& gpu);
 double predict_gemm_tflops(const GemmMeasurement& g, const GpuSpec& gpu);
+// Fused attention as layer_cost prices it: the causal span's FLOPs at the call's efficiency, the
+// backward kFlashBackwardOverForward times the forward.
+double predict_attention_time_s(const AttentionMeasurement& a, const GpuSpec& gpu);
+// A memory-bound call as the eager terms price it: its bytes at the GPU's streaming rate plus a
+// fixed cost per kernel, against the host's dispatch of its operators (the smooth maximum of
+// host_bound_time_s); a host-only row is its operators' dispatch alone.
+double predict_kernel_time_s(const KernelMeasurement& k, const GpuSpec& gpu);
 
 // What predict_iteration_time_s costs, in simulated pipeline operations: kEstimateBaseOps plus
 // the 2 pp vpp m operations of its pipeline simulation. Deterministic, so callers that repeat

@@ -279,6 +279,24 @@ bool adds_information(std::span<const double> jac, std::size_t m, std::size_t n,
 }
 }  // namespace
 
+double cross_validated_cost(std::span<const FitVariable> vars, const std::vector<bool>& free, std::size_t m,
+                            const ResidualFunction& f, const RobustFitOptions& options) {
+  const double scale = options.loss_scale;
+  std::vector<double> all(m);
+  double cost = 0;
+  for (std::size_t held = 0; held < m; ++held) {
+    // A residual fixed at 0 weighs nothing in the fit: the fit does not see measurement `held`.
+    const ResidualFunction without = [&](std::span<const double> x, std::span<double> r) {
+      f(x, r);
+      r[held] = 0.0;
+    };
+    const RobustFitResult fit = robust_fit(vars, free, m, without, options);
+    f(fit.x, all);
+    cost += 0.5 * soft_l1(all[held], scale) / (scale * scale);
+  }
+  return cost;
+}
+
 Selection forward_selection(std::span<const FitVariable> vars, std::size_t m, const ResidualFunction& f,
                             const IdentifiabilityRule& rule, const RobustFitOptions& options) {
   const std::size_t n = vars.size();
@@ -307,7 +325,15 @@ Selection forward_selection(std::span<const FitVariable> vars, std::size_t m, co
       }
     }
     if (best == n) break;
-    out.free[best] = true;
+    std::vector<bool> chosen = out.free;
+    chosen[best] = true;
+    // Few measurements: BIC's price is asymptotic, so the parameter must also predict the
+    // measurements it was not fitted on better than the set without it (one measurement leaves
+    // none to hold out: the criterion alone decides).
+    if (m >= 2 && m < kMinMeasurementsForBic &&
+        cross_validated_cost(vars, chosen, m, f, options) >= cross_validated_cost(vars, out.free, m, f, options))
+      break;
+    out.free = std::move(chosen);
     out.fit = std::move(best_fit);
   }
   return out;

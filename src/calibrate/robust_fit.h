@@ -93,6 +93,18 @@ std::vector<bool> select_identifiable(std::span<const double> jacobian, std::siz
 // finds sensitive and not (nearly) a combination of the ones already free -- if that decrease
 // pays the Bayesian information criterion's price of a parameter (Schwarz 1978: ln(m) / 2 in
 // cost units, the cost being chi^2 / 2 at the loss scale), then refit; at most rule.max_free.
+// With fewer than kMinMeasurementsForBic measurements the criterion's large-sample price is not
+// to be trusted, and a parameter is freed only if it also lowers the leave-one-out cost (Stone
+// 1974, "Cross-validatory choice and assessment of statistical predictions"): each measurement's
+// loss predicted by the fit of the others, summed (from two measurements up). Two runs of one source that disagree (a dense
+// and an MoE row) then move nothing, where one fitted exactly would mispredict the other.
+// Burnham & Anderson (2002, "Model Selection and Multimodel Inference", section 2.4): below about
+// 40 observations per parameter the large-sample criteria need small-sample corrections.
+inline constexpr std::size_t kMinMeasurementsForBic = 40;
+// The leave-one-out robust cost of fitting the variables with free[i] (m fits of m - 1 residuals).
+double cross_validated_cost(std::span<const FitVariable> variables, const std::vector<bool>& free,
+                            std::size_t n_residuals, const ResidualFunction& residuals,
+                            const RobustFitOptions& options = {});
 struct Selection {
   std::vector<bool> free;
   RobustFitResult fit;

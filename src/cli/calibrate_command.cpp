@@ -22,14 +22,18 @@ namespace tessera::cli {
 
 namespace {
 
-ProfileInputs inputs_summary(const CalibrationData& data, const CalibrationInputs& in) {
+ProfileInputs inputs_summary(const CalibrationData& data, const CalibrationInputs& in, const CalibrationProfile& profile) {
   ProfileInputs out;
   out.runs = data.runs.size();
   out.collectives = data.collectives.size();
   out.gemms = data.gemms.size();
+  out.attention = data.attention.size();
+  out.kernels = data.kernels.size();
   for (const auto* list : {&in.runs_files, &in.log_files, &in.nccl_arguments})
     out.files.insert(out.files.end(), list->begin(), list->end());
-  if (!in.gemm_file.empty()) out.files.push_back(in.gemm_file);
+  for (const auto* file : {&in.gemm_file, &in.attention_file, &in.kernels_file, &in.probe_folder})
+    if (!file->empty()) out.files.push_back(*file);
+  out.identified = identified_parameters(profile);
   return out;
 }
 
@@ -90,6 +94,11 @@ void register_calibrate(CLI::App& app, CommandRegistry& commands) {
   sub->add_option("--log", o->inputs.log_files, "Megatron-LM or torchtitan training log (repeatable)");
   sub->add_option("--nccl", o->inputs.nccl_arguments, "nccl-tests output, FILE or FILE@NODESxGPUS (repeatable)");
   sub->add_option("--gemm", o->inputs.gemm_file, "GEMM sweep CSV: m,n,k,dtype,tflops");
+  sub->add_option("--attention", o->inputs.attention_file,
+                  "Fused-attention timings CSV: batch,heads,kv_heads,seq,head_dim,fwd_ms,fwd_bwd_ms");
+  sub->add_option("--kernels", o->inputs.kernels_file,
+                  "Memory-bound kernel timings CSV: op,impl,tokens,width,pass,bytes,kernels,time_ms");
+  sub->add_option("--probe", o->inputs.probe_folder, "A `tessera probe` output folder, read whole");
   sub->add_option("--gpu", o->inputs.gpu, "GPU of the logs, nccl-tests outputs and GEMM sweep");
   sub->add_option("--model", o->inputs.model, "Model of the logs, where their launch arguments do not say");
   sub->add_option("--cluster", o->inputs.cluster, "Cluster of the logs (GPU:COUNT), where their arguments do not say");
@@ -107,7 +116,7 @@ void register_calibrate(CLI::App& app, CommandRegistry& commands) {
   sub->add_option("--seed", o->seed, "--held-out: seed of the first draw")->capture_default_str();
   commands.add(sub, [o, sub, &io = commands.output()]() {
     for (const char* option : {"--group", "--fit-rows", "--draws", "--seed"}) require_prerequisite(*sub, option, "--held-out");
-    for (const char* option : {"--runs", "--log", "--nccl", "--gemm", "--gpu", "--model", "--cluster", "--plan",
+    for (const char* option : {"--runs", "--log", "--nccl", "--gemm", "--attention", "--kernels", "--probe", "--gpu", "--model", "--cluster", "--plan",
                                "--megatron-args", "--torchtitan-config", "--output", "--report", "--json"})
       require_apart(*sub, "--held-out", option);
     if (!o->held_out.empty()) {
@@ -116,7 +125,7 @@ void register_calibrate(CLI::App& app, CommandRegistry& commands) {
     }
     const CalibrationData data = read_calibration_inputs(o->inputs);
     const CalibrationProfile profile = calibrate(data);
-    const ProfileInputs summary = inputs_summary(data, o->inputs);
+    const ProfileInputs summary = inputs_summary(data, o->inputs, profile);
     const nlohmann::json document = profile_to_json(profile, summary);
     if (!o->output.empty()) write_profile(o->output, document);
     if (o->json) {

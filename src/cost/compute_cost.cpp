@@ -1,8 +1,10 @@
 #include "cost/compute_cost.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/units.h"
+#include "hardware/physical_ranges.h"
 
 namespace tessera {
 
@@ -54,6 +56,13 @@ double attention_time_s(double flops, const AttentionCall& call, const GpuSpec& 
 double memory_bound_time_s(double bytes, const GpuSpec& gpu) {
   if (bytes <= 0) return 0.0;
   return bytes / (gpu.hbm_tbps * 1e12 * gpu.hbm_efficiency);
+}
+
+double host_bound_time_s(double gpu_s, double host_s, double exponent) {
+  if (host_s <= 0) return gpu_s;
+  const double hi = std::max(gpu_s, host_s), lo = std::min(gpu_s, host_s);
+  if (lo <= 0 || exponent >= physical::kMaxHostOverlapExponent) return hi;  // the plain maximum
+  return hi * std::pow(1.0 + std::pow(lo / hi, exponent), 1.0 / exponent);
 }
 
 }  // namespace tessera

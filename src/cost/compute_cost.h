@@ -55,5 +55,12 @@ double attention_efficiency(const AttentionCall& call, const GpuSpec& gpu);
 // Forward + backward counted together by the caller: `flops` at this call's efficiency.
 double attention_time_s(double flops, const AttentionCall& call, const GpuSpec& gpu);
 double memory_bound_time_s(double bytes, const GpuSpec& gpu);
+// Flash-attention backward runs five matmuls against the forward's two (Dao 2023, FA2 §3.1.2).
+inline constexpr double kFlashBackwardOverForward = 2.5;
+
+// Work issued by the host and run by the GPU: the smooth maximum (gpu^p + host^p)^(1/p)
+// (GpuSpec::host_overlap_exponent), written as hi (1 + (lo/hi)^p)^(1/p) so that large p cannot
+// overflow; a host with nothing left to issue (host_s <= 0) leaves the GPU's time.
+double host_bound_time_s(double gpu_s, double host_s, double exponent);
 
 }  // namespace tessera

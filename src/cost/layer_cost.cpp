@@ -15,8 +15,6 @@ namespace tessera {
 namespace {
 
 constexpr double kB16 = units::kBytesBf16;
-// Flash-attention backward runs five matmuls against the forward's two (Dao 2023, FA2 §3.1.2).
-constexpr double kFlashBackwardOverForward = 2.5;
 // Backward of a linear layer: input-gradient and weight-gradient GEMMs of the forward's shape.
 constexpr double kGemmBackwardOverForward = 2.0;
 // Memory-bound passes per layer and token, in h-sized 16-bit tensors read or written, outside
@@ -155,16 +153,6 @@ double context_parallel_time(const LayerContext& x, double kv_width, const Atten
   double t = std::max(0.0, ring_fwd - core.fwd_s) + std::max(0.0, 2.0 * ring_fwd - core.bwd_s);
   if (recompute == Recompute::full) t += std::max(0.0, ring_fwd - core.fwd_s);
   return t;
-}
-
-// The smooth maximum (gpu^p + host^p)^(1/p) (GpuSpec::host_overlap_exponent), written as
-// hi (1 + (lo/hi)^p)^(1/p) so that large p cannot overflow; a host with nothing left to issue
-// (host_s <= 0) leaves the GPU's time.
-double host_bound_time_s(double gpu_s, double host_s, double exponent) {
-  if (host_s <= 0) return gpu_s;
-  const double hi = std::max(gpu_s, host_s), lo = std::min(gpu_s, host_s);
-  if (lo <= 0 || exponent >= physical::kMaxHostOverlapExponent) return hi;  // the plain maximum
-  return hi * std::pow(1.0 + std::pow(lo / hi, exponent), 1.0 / exponent);
 }
 
 }  // namespace

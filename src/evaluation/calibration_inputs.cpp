@@ -9,9 +9,9 @@
 #include "catalog/published_runs.h"
 #include "core/error.h"
 #include "evaluation/calibration_runs.h"
+#include "evaluation/probe_inputs.h"
 #include "export/torchtitan_rules.h"
 #include "formats/csv_table.h"
-#include "formats/gemm_sweep.h"
 #include "formats/json_fields.h"
 #include "formats/log_plan.h"
 #include "formats/megatron_args.h"
@@ -138,10 +138,26 @@ void add_nccl(const CalibrationInputs& in, const std::string& argument, Calibrat
   }
 }
 
-void add_gemms(const CalibrationInputs& in, CalibrationData& data) {
-  const GpuSpec& gpu = input_gpu(in, "--gemm");
-  for (const GemmSweepRow& row : parse_gemm_sweep(json_fields::read_text_file(in.gemm_file, "--gemm"), in.gemm_file))
-    data.gemms.push_back({in.gemm_file + ":" + std::to_string(row.line), gpu, row.m, row.n, row.k, row.fp8, row.tflops});
+void add_sweeps(const CalibrationInputs& in, CalibrationData& data) {
+  if (!in.gemm_file.empty())
+    add_gemm_rows(parse_gemm_sweep(json_fields::read_text_file(in.gemm_file, "--gemm"), in.gemm_file),
+                  input_gpu(in, "--gemm"), in.gemm_file, data);
+  if (!in.attention_file.empty())
+    add_attention_rows(parse_attention_sweep(json_fields::read_text_file(in.attention_file, "--attention"), in.attention_file),
+                       input_gpu(in, "--attention"), in.attention_file, data);
+  if (!in.kernels_file.empty())
+    add_kernel_rows(parse_kernel_sweep(json_fields::read_text_file(in.kernels_file, "--kernels"), in.kernels_file),
+                    input_gpu(in, "--kernels"), in.kernels_file, data);
+}
+
+void add_probe(const CalibrationInputs& in, CalibrationData& data) {
+  ProbeMeasurements probe = read_probe_folder(in.probe_folder, in.gpu);
+  auto append = [](auto& to, auto& from) { to.insert(to.end(), from.begin(), from.end()); };
+  append(data.runs, probe.data.runs);
+  append(data.collectives, probe.data.collectives);
+  append(data.gemms, probe.data.gemms);
+  append(data.attention, probe.data.attention);
+  append(data.kernels, probe.data.kernels);
 }
 
 // A file given twice, or two files with the same text, would be fitted twice (each run counted as
@@ -182,9 +198,11 @@ CalibrationData read_calibration_inputs(const CalibrationInputs& inputs) {
     if (!nccl_seen.insert(argument).second)
       throw Error("--nccl", "'" + argument + "' given twice", "each measurement once (its rows count once)");
   for (const auto& argument : inputs.nccl_arguments) add_nccl(inputs, argument, data);
-  if (!inputs.gemm_file.empty()) add_gemms(inputs, data);
+  add_sweeps(inputs, data);
+  if (!inputs.probe_folder.empty()) add_probe(inputs, data);
   if (data.empty())
-    throw Error("calibrate", "no measurements given", "--runs FILE.csv, --log FILE, --nccl FILE, --gemm FILE");
+    throw Error("calibrate", "no measurements given",
+                "--runs FILE.csv, --log FILE, --nccl FILE, --gemm FILE, --attention FILE, --kernels FILE, --probe DIR");
   return data;
 }
 

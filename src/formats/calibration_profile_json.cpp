@@ -66,11 +66,22 @@ void read_parameters(const nlohmann::json& g, const std::string& path, Calibrate
   }
 }
 
+std::vector<std::string> string_list(const nlohmann::json& list, const std::string& path, const std::string& what) {
+  if (!list.is_array()) throw Error(path, "expected a list, got " + excerpt(list), "a list of strings");
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_string())
+      throw Error(path + "[" + std::to_string(i) + "]", "expected " + what + ", got " + excerpt(list[i]), "a string");
+    out.push_back(list[i].get<std::string>());
+  }
+  return out;
+}
+
 // fitted_on as calibrate writes it: counts of what was fitted and the input files. It is printed
 // back with the profile ("fitted on 3 runs"), so it is read as strictly as the parameters.
 ProfileInputs fitted_on_from_json(const nlohmann::json& f, const std::string& path) {
   require_object(f, path);
-  reject_unknown_keys(f, path, {"runs", "collectives", "gemms", "inputs"});
+  reject_unknown_keys(f, path, {"runs", "collectives", "gemms", "attention", "kernels", "inputs", "identified"});
   ProfileInputs out;
   const auto count = [&](const char* key) {
     const std::int64_t n = get_int_or(f, key, path, 0);
@@ -80,15 +91,10 @@ ProfileInputs fitted_on_from_json(const nlohmann::json& f, const std::string& pa
   out.runs = count("runs");
   out.collectives = count("collectives");
   out.gemms = count("gemms");
-  if (has(f, "inputs")) {
-    const auto& inputs = f.at("inputs");
-    if (!inputs.is_array()) throw Error(path + ".inputs", "expected a list of file names, got " + excerpt(inputs), "[\"runs.csv\", ...]");
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      if (!inputs[i].is_string())
-        throw Error(path + ".inputs[" + std::to_string(i) + "]", "expected a file name, got " + excerpt(inputs[i]), "a string");
-      out.files.push_back(inputs[i].get<std::string>());
-    }
-  }
+  out.attention = count("attention");
+  out.kernels = count("kernels");
+  if (has(f, "inputs")) out.files = string_list(f.at("inputs"), path + ".inputs", "a file name");
+  if (has(f, "identified")) out.identified = string_list(f.at("identified"), path + ".identified", "a gpu.parameter name");
   return out;
 }
 
@@ -104,6 +110,13 @@ void require_record_shapes(const nlohmann::json& j, const std::string& root) {
 
 }  // namespace
 
+nlohmann::json fitted_on_json(const ProfileInputs& inputs) {
+  nlohmann::json out = {{"runs", inputs.runs}, {"collectives", inputs.collectives}, {"gemms", inputs.gemms},
+                        {"attention", inputs.attention}, {"kernels", inputs.kernels}, {"inputs", inputs.files}};
+  if (inputs.identified) out["identified"] = *inputs.identified;
+  return out;
+}
+
 nlohmann::json profile_to_json(const CalibrationProfile& profile, const ProfileInputs& inputs) {
   nlohmann::json gpus = nlohmann::json::array(), params = nlohmann::json::array(),
                  rows = nlohmann::json::array();
@@ -113,8 +126,7 @@ nlohmann::json profile_to_json(const CalibrationProfile& profile, const ProfileI
   return {{"schema_version", kProfileSchemaVersion},
           {"kind", kProfileKind},
           {"gpus", gpus},
-          {"fitted_on",
-           {{"runs", inputs.runs}, {"collectives", inputs.collectives}, {"gemms", inputs.gemms}, {"inputs", inputs.files}}},
+          {"fitted_on", fitted_on_json(inputs)},
           {"parameters", params},
           {"measurements", rows},
           {"summary",

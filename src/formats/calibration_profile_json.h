@@ -35,6 +35,8 @@ inline constexpr int kProfileSchemaVersion = 1;
 inline constexpr const char* kProfileKind = "tessera-calibration-profile";
 
 nlohmann::json profile_to_json(const CalibrationProfile& profile, const ProfileInputs& inputs);
+// The profile's "fitted_on" object: counts per kind, input files, the parameters identified.
+nlohmann::json fitted_on_json(const ProfileInputs& inputs);
 
 // Throws Error("profile.<field>", ...) on a malformed file, an unknown parameter or kind.
 LoadedProfile profile_from_json(const nlohmann::json& j, const std::string& file);

@@ -1,17 +1,17 @@
-// A GEMM sweep measured on the user's GPU, for `tessera calibrate --gemm`: one row per shape with
-// its achieved TFLOP/s. No standard format exists; tessera defines this CSV:
+// A GEMM sweep measured on the user's GPU, for `tessera calibrate --gemm` and the probe's
+// gemm.csv / grouped_gemm.csv (README "tessera probe"). No standard format exists; tessera
+// defines this CSV (the sweep rules of formats/sweep_table.h):
 //
-//   m,n,k,dtype,tflops
+//   m,n,k,dtype,tflops[,time_ms][,groups]
 //   4096,4096,4096,bf16,612.3
 //
-// - The header row is required and names the columns; they may come in any order. Columns other
-//   than the five are allowed and ignored (sweep scripts add time_ms, iterations, ...); each name
-//   appears once.
 // - m, n, k: positive whole numbers (the GEMM is m x k times k x n). dtype: bf16, fp16 or fp8 (the
 //   input type; the tensor-core rate is the same for bf16 and fp16). tflops: a positive number,
-//   2mnk / time / 1e12.
-// - Blank lines and lines starting with '#' (a source or a note) are skipped. Fields are split at
-//   commas and trimmed; quoted fields are not accepted (no value here needs one).
+//   2 groups m n k / time / 1e12.
+// - groups (optional; a file without it has 1 per row): a grouped GEMM of that many problems of
+//   m x k times k x n in one kernel (MoE experts, m tokens per local expert).
+// - time_ms (optional): the time per product; where given it must be positive and agree with
+//   tflops to 1% beyond the rounding of the printed digits.
 // Errors: Error("gemm:<file>:<line>.<column>", what, allowed), line and column 1-based.
 #pragma once
 
@@ -25,6 +25,7 @@ namespace tessera {
 struct GemmSweepRow {
   std::size_t line = 0;  // 1-based line in the file
   double m = 0, n = 0, k = 0;
+  double groups = 1;
   bool fp8 = false;  // dtype fp8; bf16 and fp16 are both false
   double tflops = 0;
 };

@@ -23,8 +23,7 @@ std::string value_text(double v) { return fmt::format("{:.4g}", v); }
 }  // namespace
 
 std::string calibration_text(const CalibrationProfile& profile, const ProfileInputs& inputs, bool per_measurement) {
-  std::string out = fmt::format("calibrated on {} runs, {} collective benchmark rows, {} GEMMs\n", inputs.runs,
-                                inputs.collectives, inputs.gemms);
+  std::string out = "calibrated on " + inputs.counts_text() + "\n";
   if (per_measurement) {
     out += fmt::format("\n{:<44} {:<18} {:>11} {:>11} {:>11} {:>8} {:>8}\n", "measurement", "kind", "measured",
                        "before", "after", "before%", "after%");
@@ -39,6 +38,9 @@ std::string calibration_text(const CalibrationProfile& profile, const ProfileInp
                        value_text(p.fitted), uncertainty_text(p), parameter_status_name(p.status));
   out += fmt::format("\n|error| median over the time measurements: {:.1f}% with the catalog, {:.1f}% calibrated\n",
                      profile.median_abs_error_before_pct, profile.median_abs_error_after_pct);
+  if (identified_parameters(profile).empty())
+    out += "nothing was identified: every parameter keeps its catalog value (no parameter moves these measurements "
+           "enough, or each is confounded with one before it; README \"What is fitted\")\n";
   return out;
 }
 

@@ -11,8 +11,7 @@ nlohmann::json profile_note_json(const LoadedProfile& profile) {
   nlohmann::json note = {
       {"file", profile.file},
       {"gpus", keys},
-      {"fitted_on",
-       {{"runs", profile.inputs.runs}, {"collectives", profile.inputs.collectives}, {"gemms", profile.inputs.gemms}}}};
+      {"fitted_on", fitted_on_json(profile.inputs)}};
   if (profile.has_links()) {
     note["links"] = links_to_json(profile.links);
     note["gpu_links"] = nlohmann::json::object();
@@ -32,9 +31,17 @@ std::string profile_note_text(const LoadedProfile& profile) {
     for (const auto& g : profile.gpus)
       if (!g.links.empty()) links += " " + g.key + " " + json_fields::to_text(node_links_to_json(g.links));
   }
+  const auto& identified = profile.inputs.identified;
+  if (identified && identified->empty() && !profile.has_links())
+    return "calibration profile " + profile.file + " changes nothing: no parameter was identified from its " +
+           profile.inputs.counts_text() + ", so " + (keys.empty() ? "every GPU" : keys) + " keeps the catalog's values\n";
+  std::string moved;
+  if (identified && !identified->empty()) {
+    moved = "; moved";
+    for (const auto& name : *identified) moved += " " + name;
+  }
   return "calibration profile " + profile.file + " applied to " + (keys.empty() ? "no GPU" : keys) + " (fitted on " +
-         std::to_string(profile.inputs.runs) + " runs, " + std::to_string(profile.inputs.collectives) +
-         " collective rows, " + std::to_string(profile.inputs.gemms) + " GEMMs)" + links + "\n";
+         profile.inputs.counts_text() + moved + ")" + links + "\n";
 }
 
 }  // namespace tessera

@@ -66,7 +66,7 @@ TEST(ProfileLinks, AProfileWithoutLinksLoadsAsBefore) {
   GpuSpec g = find_gpu("h100-sxm-80gb");
   g.gemm_efficiency = 0.66;
   fitted.gpus.push_back(g);
-  const nlohmann::json written = profile_to_json(fitted, {3, 0, 0, {"runs.csv"}});  // what calibrate writes
+  const nlohmann::json written = profile_to_json(fitted, {.runs = 3, .files = {"runs.csv"}, .identified = {}});  // what calibrate writes
   ASSERT_FALSE(written.contains("links"));
   const LoadedProfile p = profile_from_json(written, "old.json");
   EXPECT_FALSE(p.has_links());

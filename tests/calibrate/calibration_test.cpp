@@ -112,6 +112,72 @@ TEST(Calibration, GemmSweepRecoversTheShapeCurve) {
   EXPECT_EQ(fit_of(p, "nvlink_efficiency").status, ParameterStatus::not_identified);
 }
 
+TEST(Calibration, KernelTimingsRecoverHbmRateKernelCostAndHostDispatch) {
+  // Memory-bound calls from 64 KiB (launch-bound) to 1 GiB (bandwidth-bound) and a dispatch row: each
+  // term is seen where it dominates, so all three come back, and nothing a GEMM sets moves. The
+  // dispatch row fixes the host's time first (its own stage); alone, the host's share of small
+  // calls would be confounded with the launches and with how the two overlap.
+  const GpuSpec catalog = find_gpu("h200");
+  GpuSpec truth = catalog;
+  truth.hbm_efficiency = 0.70;
+  truth.kernel_overhead_s = 7e-6;
+  truth.host_op_dispatch_s = 12e-6;
+  CalibrationData data;
+  for (double bytes = 65536; bytes <= 1.1e9; bytes *= 4)
+    for (double kernels : {1.0, 6.0}) {
+      KernelMeasurement k{"k", catalog, bytes, kernels, false, 0};
+      k.time_s = predict_kernel_time_s(k, truth);
+      data.kernels.push_back(k);
+    }
+  KernelMeasurement dispatch{"dispatch", catalog, 0, 1, true, 0};
+  dispatch.time_s = predict_kernel_time_s(dispatch, truth);
+  data.kernels.push_back(dispatch);
+  const CalibrationProfile p = calibrate(data, exact());
+  EXPECT_NEAR(p.gpus[0].hbm_efficiency / 0.70, 1.0, 0.02);
+  EXPECT_NEAR(p.gpus[0].kernel_overhead_s / 7e-6, 1.0, 0.05);
+  EXPECT_NEAR(p.gpus[0].host_op_dispatch_s / 12e-6, 1.0, 0.02);
+  EXPECT_EQ(fit_of(p, "gemm_efficiency").status, ParameterStatus::not_identified);
+  EXPECT_EQ(p.gpus[0].gemm_efficiency, catalog.gemm_efficiency);
+}
+
+TEST(Calibration, AttentionTimingsRecoverTheAttentionRate) {
+  // Causal calls of 2K-16K tokens forward and forward + backward (the shapes of h200/attention.csv).
+  const GpuSpec catalog = find_gpu("h200");
+  GpuSpec truth = catalog;
+  truth.attention_efficiency = 0.85 * catalog.attention_efficiency;
+  CalibrationData data;
+  for (double seq : {2048.0, 4096.0, 8192.0, 16384.0})
+    for (bool backward : {false, true}) {
+      AttentionMeasurement a{"a", catalog, 16384.0 / seq, 32, seq, 128, true, backward, 0};
+      a.time_s = predict_attention_time_s(a, truth);
+      data.attention.push_back(a);
+    }
+  const CalibrationProfile p = calibrate(data, exact());
+  EXPECT_NEAR(p.gpus[0].attention_efficiency / truth.attention_efficiency, 1.0, 0.01);
+  EXPECT_EQ(fit_of(p, "gemm_efficiency").status, ParameterStatus::not_identified);
+  // Forward + backward is 3.5 forwards (FlashAttention-2's five matmuls against two).
+  AttentionMeasurement forward = data.attention[0], both = data.attention[1];
+  EXPECT_NEAR(predict_attention_time_s(both, catalog) / predict_attention_time_s(forward, catalog), 3.5, 1e-12);
+  // Causal halves the work (up to the diagonal): 2 b h s (s + 1) d FLOPs.
+  forward.causal = false;
+  EXPECT_GT(predict_attention_time_s(forward, catalog), 1.9 * predict_attention_time_s(data.attention[0], catalog));
+}
+
+TEST(Calibration, NothingIdentifiedWhenTheDataCannotMoveAParameter) {
+  // The catalog's own predictions: nothing to move, and identified_parameters says so.
+  const GpuSpec catalog = find_gpu("h200");
+  CalibrationData data;
+  for (double d : {1024.0, 4096.0}) {
+    GemmMeasurement g{"gemm", catalog, d, d, d, false, 0};
+    g.tflops = predict_gemm_tflops(g, catalog);
+    data.gemms.push_back(g);
+  }
+  EXPECT_TRUE(identified_parameters(calibrate(data)).empty());
+  data.gemms[0].tflops *= 0.8;
+  data.gemms[1].tflops *= 0.8;
+  EXPECT_EQ(identified_parameters(calibrate(data)), std::vector<std::string>{"h200.gemm_efficiency"});
+}
+
 TEST(Calibration, PeakMemoryFitsTheReserveAsTheMedianGap) {
   const GpuSpec catalog = find_gpu("a100-sxm-80gb");
   CalibrationData data = measured_on(catalog, catalog);

@@ -23,7 +23,7 @@ CalibrationProfile slower_a100() {
 
 TEST(CalibrationProfileJson, RoundTripsTheCalibratedValues) {
   const CalibrationProfile p = slower_a100();
-  const nlohmann::json j = profile_to_json(p, {1, 0, 0, {"runs.csv"}});
+  const nlohmann::json j = profile_to_json(p, {.runs = 1, .files = {"runs.csv"}, .identified = {}});
   const LoadedProfile loaded = profile_from_json(j, "p.json");
   ASSERT_EQ(loaded.gpus.size(), 1u);
   EXPECT_EQ(loaded.inputs.runs, 1u);
