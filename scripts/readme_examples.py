@@ -110,6 +110,7 @@ BLOCKS = {
     "balance-per-batch-cp": command_block(["balance", "--per-batch-cp", "--mix", "long-video:0.25,caption-like:0.75",
                                            "--gpus", "32"]),
     "calibrate-example": command_block(["calibrate", "--runs", "examples/calibration/fit.csv", "--report"]),
+    "calibrate-probe": command_block(["calibrate", "--probe", "tests/fixtures/probe/h200"]),
     "adapt-zero3-slower": command_block(["adapt", "simulate", "--model", "llama3-8b", "--cluster",
                                          "h100-sxm-80gb:32", "--scenario", "zero3-slower"]),
     "adapt-large-cluster": command_block(["adapt", "simulate", "--model", "llama3-70b", "--cluster",

@@ -107,17 +107,6 @@ RunMeasurement run_from_log(const CalibrationInputs& in, const std::string& file
   return run;
 }
 
-CollectiveKind collective_kind(NcclCollective c) {
-  switch (c) {
-    case NcclCollective::all_reduce: return CollectiveKind::all_reduce;
-    case NcclCollective::all_gather: return CollectiveKind::all_gather;
-    case NcclCollective::reduce_scatter: return CollectiveKind::reduce_scatter;
-    case NcclCollective::all_to_all: return CollectiveKind::all_to_all;
-    case NcclCollective::send_recv: return CollectiveKind::send_recv;
-  }
-  return CollectiveKind::all_reduce;
-}
-
 void add_nccl(const CalibrationInputs& in, const std::string& argument, CalibrationData& data) {
   const auto [file, shape] = split_nccl_argument(argument);
   const NcclTestsRun run = parse_nccl_tests(json_fields::read_text_file(file, "--nccl"), file, shape);
@@ -129,7 +118,7 @@ void add_nccl(const CalibrationInputs& in, const std::string& argument, Calibrat
     CollectiveMeasurement c;
     c.id = file + ":" + std::to_string(row.line);
     c.gpu = gpu;
-    c.kind = collective_kind(run.collective);
+    c.kind = measured_collective_kind(run.collective);
     c.bytes = row.size_bytes;
     c.nodes = run.nodes;
     c.gpus_per_node = run.ranks / run.nodes;

@@ -34,9 +34,7 @@ void add_kernel_rows(const std::vector<KernelSweepRow>& rows, const GpuSpec& gpu
     data.kernels.push_back({origin + ":" + std::to_string(row.line), gpu, row.bytes, row.kernels, row.host_dispatch(), row.time_s});
 }
 
-namespace {
-
-CollectiveKind measured_kind(NcclCollective c) {
+CollectiveKind measured_collective_kind(NcclCollective c) {
   switch (c) {
     case NcclCollective::all_reduce: return CollectiveKind::all_reduce;
     case NcclCollective::all_gather: return CollectiveKind::all_gather;
@@ -47,15 +45,13 @@ CollectiveKind measured_kind(NcclCollective c) {
   return CollectiveKind::all_reduce;
 }
 
-}  // namespace
-
 void add_collective_rows(const std::vector<CollectiveSweepRow>& rows, const GpuSpec& gpu, const std::string& origin,
                          CalibrationData& data) {
   for (const CollectiveSweepRow& row : rows) {
     CollectiveMeasurement c;
     c.id = origin + ":" + std::to_string(row.line);
     c.gpu = gpu;
-    c.kind = measured_kind(row.kind);
+    c.kind = measured_collective_kind(row.kind);
     c.bytes = row.bytes;
     c.nodes = row.nodes;
     c.gpus_per_node = row.gpus_per_node;

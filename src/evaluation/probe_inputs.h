@@ -15,6 +15,9 @@
 
 namespace tessera {
 
+// The measurement kind of a collective as nccl-tests and the probe name it.
+CollectiveKind measured_collective_kind(NcclCollective c);
+
 // Measurement ids are "<origin>:<line>" (attention rows add ".fwd" and ".fwd_bwd").
 void add_gemm_rows(const std::vector<GemmSweepRow>& rows, const GpuSpec& gpu, const std::string& origin, CalibrationData& data);
 // Each row gives two measurements: the forward and the forward + backward.

@@ -24,6 +24,12 @@ def run_ranks(worker: Path, world: int, store: Path, result: Path, timeout_s: fl
         )
         for rank in range(world)
     ]
+    wait_for_ranks(procs, timeout_s)
+
+
+def wait_for_ranks(procs, timeout_s: float) -> None:
+    """Every rank's process to exit 0 within one deadline; on failure or timeout every rank's
+    process group is killed, and a rank that failed fails the test with its output."""
     deadline = time.monotonic() + timeout_s
     outputs = []
     try:

@@ -10,14 +10,13 @@ rank's process group is killed (a gloo teardown can hang)."""
 import csv
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from gloo_ranks import wait_for_ranks
 
 pytest.importorskip("torch")
 import torch  # noqa: E402
@@ -50,24 +49,6 @@ def run_probe_ranks(out: Path, world: int, args) -> None:
         procs.append(subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                       start_new_session=True))
     wait_for_ranks(procs, TIMEOUT_S)
-
-
-def wait_for_ranks(procs, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    outputs = []
-    try:
-        for p in procs:
-            out, _ = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
-            outputs.append(out.decode(errors="replace"))
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"probe ranks did not finish within {timeout_s} s")
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
-    for rank, (p, out) in enumerate(zip(procs, outputs)):
-        assert p.returncode == 0, f"rank {rank} exited {p.returncode}:\n{out[-3000:]}"
 
 
 @pytest.fixture(scope="module")
