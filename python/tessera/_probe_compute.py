@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import math
+import time
 from functools import partial
 
 import torch
@@ -75,9 +76,33 @@ def shape_rows(m, n, k, run: Run, fp8_reason):
     return rows, fp8_reason
 
 
+# A training step keeps the GPU busy without pause, so its GEMMs run at the clock the power and
+# thermal limits allow under sustained load, not at the boost clock of a GPU that was idle. Measured
+# on the H200 of ../shared/validation/h200/gemm.csv: 4096^3 ran at 748 TFLOP/s as the sweep's
+# third shape and at 649 TFLOP/s 30 shapes later. So the sweep starts after this long at full load
+# (GPU boost reacts to power within about a second: NVIDIA GPU Boost, "Tesla GPU Boost" whitepaper).
+SUSTAINED_LOAD_S = 5.0
+SUSTAINED_LOAD_DIM = 8192
+
+
+def warm_to_sustained_clock(run: Run) -> None:
+    """Back-to-back large bf16 GEMMs for SUSTAINED_LOAD_S before the first timed GEMM (CUDA only)."""
+    if not run.is_cuda or run.small:
+        return
+    a = torch.randn(SUSTAINED_LOAD_DIM, SUSTAINED_LOAD_DIM, device=run.device, dtype=torch.bfloat16)
+    start = time.perf_counter()
+    while time.perf_counter() - start < SUSTAINED_LOAD_S:
+        for _ in range(8):
+            torch.mm(a, a)
+        run.synchronize()
+
+
 def gemm_table(run: Run) -> Table:
     table = Table(["m", "n", "k", "dtype", "tflops", "time_ms"])
+    warm_to_sustained_clock(run)
     table.comments.append(f"mean time per product after warm-ups; random normal inputs; torch {torch.__version__}")
+    if run.is_cuda and not run.small:
+        table.comments.append(f"timed after {SUSTAINED_LOAD_S:g} s of back-to-back GEMMs (the sustained clock of a training step)")
     fp8_reason = fp8_unavailable_reason(run)
     for m, n, k in gemm_shapes(run):
         measure = partial(shape_rows, m, n, k, run, fp8_reason)
