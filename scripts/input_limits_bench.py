@@ -23,6 +23,7 @@ MAX_RSS_BYTES = 2 << 30
 LOG_BYTES = 256 << 20          # src/formats/training_log.h kMaxLogFileBytes
 JSON_BYTES = 16 << 20          # src/formats/json_fields.h kMaxJsonFileBytes
 TABLE_ROWS = 10_000            # nccl-tests and GEMM sweep rows (src/formats/nccl_tests.cpp, gemm_sweep.cpp)
+PROBE_ROWS = 2_000             # per table of a probe folder: 10,000 measurements in all (probe_inputs.h)
 GPUS_PER_FILE = 1024           # src/formats/gpu_json.cpp kMaxGpusPerFile
 MAX_GBS = 65_536               # src/plan/plan.h kMaxGlobalBatch
 
@@ -61,6 +62,36 @@ def gemm_rows(folder):
             for i in range(TABLE_ROWS)]
     path.write_text("m,n,k,dtype,tflops\n" + "\n".join(rows) + "\n")
     return [str(TESSERA), "calibrate", "--gemm", str(path), "--gpu", "h100"]
+
+
+def probe_folder(folder):
+    """A `tessera probe` folder at its limit: 10,000 measurements in all (src/evaluation/probe_inputs.h
+    kMaxProbeMeasurements), 2,000 rows in each of four tables (an attention row is two)."""
+    probe = folder / "probe"
+    probe.mkdir()
+    files = ["gemm.csv", "attention.csv", "kernels.csv", "collectives.csv"]
+    (probe / "environment.json").write_text(json.dumps({
+        "probe_format": 1, "device": "cuda", "backend": "nccl", "device_name": "NVIDIA H100 80GB HBM3",
+        "world_size": 8, "nodes": 1, "gpus_per_node": 8, "files": files}))
+    (probe / "ranks.csv").write_text("rank,world_size\n" + "".join(f"{r},8\n" for r in range(8)))
+    gemm = [f"{256 * (1 + i % 64)},{4096},{4096},bf16,{2 * 256 * (1 + i % 64) * 4096 * 4096 / 1e-3 / 1e12:.6g},1"
+            for i in range(PROBE_ROWS)]
+    (probe / "gemm.csv").write_text("m,n,k,dtype,tflops,time_ms\n" + "\n".join(gemm) + "\n")
+    attention = [f"{1 + i % 8},32,8,{1024 * (1 + i % 16)},128,1,{0.1 + i % 50 * 0.01:.4f},{0.5 + i % 50 * 0.04:.4f}"
+                 for i in range(PROBE_ROWS)]
+    (probe / "attention.csv").write_text("batch,heads,kv_heads,seq,head_dim,causal,fwd_ms,fwd_bwd_ms\n" +
+                                        "\n".join(attention) + "\n")
+    kernels = [f"swiglu,eager,{4096 * (1 + i % 8)},8192,fwd,{10 * 4096 * (1 + i % 8) * 8192},2,{0.1 * (1 + i % 8):.4f}"
+               for i in range(PROBE_ROWS)]
+    (probe / "kernels.csv").write_text("op,impl,tokens,width,pass,bytes,kernels,time_ms\n" + "\n".join(kernels) + "\n")
+    collectives = []
+    for i in range(PROBE_ROWS):
+        size, time_us = 1024 << (i % 20), 10.0 * (1 + i % 20)
+        algbw = size / (time_us * 1e-6) / 1e9
+        collectives.append(f"all_reduce,{size},8,1,8,{time_us:g},{algbw:.6g},{algbw * 1.75:.6g}")
+    (probe / "collectives.csv").write_text("kind,bytes,ranks,nodes,gpus_per_node,time_us,algbw_gbps,busbw_gbps\n" +
+                                          "\n".join(collectives) + "\n")
+    return [str(TESSERA), "calibrate", "--probe", str(probe)]
 
 
 def profile_json(folder):
@@ -102,6 +133,7 @@ CASES = [
     ("Megatron log, 256 MiB", megatron_log),
     ("nccl-tests, 10,000 rows", nccl_rows),
     ("GEMM sweep, 10,000 rows", gemm_rows),
+    ("probe folder, 10,000 measurements", probe_folder),
     ("profile JSON, 16 MiB", profile_json),
     ("GPU file, 1,024 GPUs", gpu_file),
     ("3 pools x 4,096 GPUs, llama3-70b", plain("plan", "--quiet", "--top", "1", "--model", "llama3-70b", "--gbs", "2048",

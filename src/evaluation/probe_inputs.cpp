@@ -146,8 +146,13 @@ ProbeMeasurements read_probe_folder(const std::string& folder_name, const std::s
     else if (name == "collectives.csv") add_collective_rows(parse_collective_sweep(text, path), spec, path, out.data);
     else if (name == "steps.csv") add_steps(folder, env, spec, out);
   }
-  if (out.data.empty())
+  const CalibrationData& d = out.data;
+  const std::size_t count = d.runs.size() + d.collectives.size() + d.gemms.size() + d.attention.size() + d.kernels.size();
+  if (count == 0)
     throw Error("probe:" + env_file + ".files", "lists no measurement file", "at least one of gemm.csv, attention.csv, ...");
+  if (count > kMaxProbeMeasurements)
+    throw Error("probe:" + folder_name, std::to_string(count) + " measurements in one folder",
+                "at most " + std::to_string(kMaxProbeMeasurements) + " (attention rows count twice)");
   return out;
 }
 

@@ -36,6 +36,10 @@ struct ProbeMeasurements {
   std::size_t out_of_memory_steps = 0;  // steps_memory.csv rows that ran out of memory (no time)
 };
 
+// Measurements in one folder, all tables together (an attention row counts twice): a probe writes a
+// few hundred; at this limit calibrate --probe takes seconds (README "Rules every input follows").
+inline constexpr std::size_t kMaxProbeMeasurements = 10'000;
+
 // `gpu` (the --gpu option) names the catalog GPU; empty = the one the probe's device name finds
 // (Error("--gpu") when it finds none, and always for a probe run on CPU).
 ProbeMeasurements read_probe_folder(const std::string& folder, const std::string& gpu);

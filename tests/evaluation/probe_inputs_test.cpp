@@ -98,5 +98,16 @@ TEST_F(ProbeFolder, BadRowsAreNamedByFileLineAndColumn) {
   EXPECT_EQ(thrown_field([&] { read_probe_folder(folder_.string(), ""); }), "ranks:" + path("ranks.csv") + ":3.2");
 }
 
+TEST_F(ProbeFolder, AFolderOverItsMeasurementLimitIsRefused) {
+  write_environment("cuda", "NVIDIA H200", R"(["gemm.csv", "kernels.csv"])");
+  write_measurements();
+  std::string gemm = "m,n,k,dtype,tflops\n";
+  for (std::size_t i = 0; i < kMaxProbeMeasurements; ++i) gemm += "4096,4096,4096,bf16,700\n";
+  write("gemm.csv", gemm);  // 10,000 GEMMs and 2 kernel rows
+  EXPECT_EQ(thrown_field([&] { read_probe_folder(folder_.string(), ""); }), "probe:" + folder_.string());
+  write("kernels.csv", "op,impl,tokens,width,pass,bytes,kernels,time_ms\n");  // no rows: an error of its own
+  EXPECT_EQ(thrown_field([&] { read_probe_folder(folder_.string(), ""); }), "kernels:" + path("kernels.csv") + ":1.1");
+}
+
 }  // namespace
 }  // namespace tessera
