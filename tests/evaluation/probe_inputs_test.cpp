@@ -11,6 +11,7 @@
 #include <string>
 
 #include "calibrate/calibration.h"
+#include "catalog/gpu_catalog.h"
 #include "common/thrown_field.h"
 
 namespace tessera {
@@ -96,6 +97,30 @@ TEST_F(ProbeFolder, BadRowsAreNamedByFileLineAndColumn) {
   write_measurements();
   write("ranks.csv", "rank,world_size\n0,2\n1,4\n");
   EXPECT_EQ(thrown_field([&] { read_probe_folder(folder_.string(), ""); }), "ranks:" + path("ranks.csv") + ":3.2");
+}
+
+// The H200 fixture (tests/fixtures/probe/h200, measured on one H200 SXM): each parameter keeps what
+// its own measurements say. The GEMM stage lands inside the rates its large bf16 GEMMs ran at (680-750
+// TFLOP/s = 0.69-0.76 of the 989 TFLOP/s peak, ../shared/validation/h200/README.md); the streaming rate
+// of the eager kernels stays below the device-to-device copy's 4.26 of 4.8 TB/s (0.89) and above the
+// slowest eager kernel's; no GEMM row moves the attention rate, and no kernel row the GEMM terms.
+TEST(ProbeFixture, H200ParametersKeepTheMeaningOfTheirMeasurements) {
+  const ProbeMeasurements probe = read_probe_folder(std::string(TESSERA_SOURCE_DIR) + "/tests/fixtures/probe/h200", "");
+  EXPECT_EQ(probe.gpu_key, "h200");
+  const CalibrationProfile profile = calibrate(probe.data);
+  const GpuSpec& fitted = profile.gpus.at(0);
+  EXPECT_GE(fitted.gemm_efficiency, 680.0 / 989.0);
+  EXPECT_LE(fitted.gemm_efficiency, 750.0 / 989.0);
+  EXPECT_LT(fitted.hbm_efficiency, 4.26 / 4.8);
+  EXPECT_GT(fitted.hbm_efficiency, 0.3);
+  GpuSpec gemms_only_gpu = find_gpu("h200");
+  CalibrationData gemms_only;
+  for (const auto& g : probe.data.gemms)
+    if (g.groups <= 1) gemms_only.gemms.push_back(g);
+  const GpuSpec from_gemms = calibrate(gemms_only).gpus.at(0);
+  EXPECT_EQ(from_gemms.gemm_efficiency, fitted.gemm_efficiency);  // the kernel and attention rows moved none of it
+  EXPECT_EQ(from_gemms.hbm_efficiency, gemms_only_gpu.hbm_efficiency);
+  EXPECT_EQ(from_gemms.attention_efficiency, gemms_only_gpu.attention_efficiency);
 }
 
 TEST_F(ProbeFolder, AFolderOverItsMeasurementLimitIsRefused) {
