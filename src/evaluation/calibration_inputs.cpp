@@ -114,17 +114,11 @@ void add_nccl(const CalibrationInputs& in, const std::string& argument, Calibrat
   if (run.nodes <= 0 || run.ranks % run.nodes != 0)
     throw Error("--nccl " + argument, std::to_string(run.ranks) + " ranks on " + std::to_string(run.nodes) + " nodes",
                 "the same number of GPUs on every node (FILE@NODESxGPUS)");
-  for (const NcclTestsRow& row : run.rows) {
-    CollectiveMeasurement c;
-    c.id = file + ":" + std::to_string(row.line);
-    c.gpu = gpu;
-    c.kind = measured_collective_kind(run.collective);
-    c.bytes = row.size_bytes;
-    c.nodes = run.nodes;
-    c.gpus_per_node = run.ranks / run.nodes;
-    c.time_s = row.time_us / kMicrosecondsPerSecond;
-    data.collectives.push_back(c);
-  }
+  std::vector<CollectiveSweepRow> rows;
+  for (const NcclTestsRow& row : run.rows)
+    rows.push_back({row.line, run.collective, row.size_bytes, run.ranks, run.nodes, run.ranks / run.nodes,
+                    row.time_us / kMicrosecondsPerSecond});
+  add_collective_rows(rows, gpu, file, data);
 }
 
 void add_sweeps(const CalibrationInputs& in, CalibrationData& data) {
