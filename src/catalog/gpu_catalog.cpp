@@ -11,6 +11,7 @@
 #include "core/checks.h"
 #include "core/error.h"
 #include "core/units.h"
+#include "formats/gpu_json.h"
 #include "formats/integer_text.h"
 #include "formats/json_fields.h"
 #include "hardware/physical_ranges.h"
@@ -269,9 +270,12 @@ Cluster cluster_from_json(const nlohmann::json& j, const std::string& origin) {
   const std::string path = "cluster";
   require_object(j, path);
   reject_unknown_keys(j, path, {"name", "gpu", "gpus", "nodes", "gpus_per_node",
-                                "network_gbps_per_gpu", "nvlink_gbps", "notes"});
+                                "network_gbps_per_gpu", "nvlink_gbps", "host", "notes"});
   GpuSpec gpu = cluster_gpu(j, origin);
   if (has(j, "nvlink_gbps")) gpu.nvlink_gbps = cluster_bandwidth(j, "nvlink_gbps", "GB/s");
+  // The node's host memory, host link, NVMe and CPU (offload tiers): what the file names replaces
+  // the catalog's node defaults.
+  if (has(j, "host")) gpu.host = host_from_json(j.at("host"), "cluster.host", gpu.host);
   const std::int64_t per_node = get_int_or(j, "gpus_per_node", path, gpu.gpus_per_node);
   require_positive("cluster.gpus_per_node", per_node, physical::kMaxGpusPerNode);
   if (has(j, "gpus") == has(j, "nodes"))

@@ -45,7 +45,9 @@
 #include "report/html_file.h"
 #include "report/plan_page.h"
 #include "report/plan_report.h"
+#include "report/offload_report.h"
 #include "report/profile_comparison_report.h"
+#include "search/offload_search.h"
 #include "search/plan_comparison.h"
 #include "search/planner.h"
 
@@ -272,6 +274,7 @@ namespace {
 
 struct PlanOptions {
   std::string model = kDefaultModel, cluster = kDefaultCluster, emit, fix, data, trace, html, framework = "megatron";
+  std::string task = "pretrain";
   std::int64_t gbs = kDefaultGbs, seq = 0, top = 5, seed = 1;
   double max_memory_gib = 0;
   bool json = false, quiet = false, cross_node_tp = false;
@@ -293,6 +296,9 @@ void add_search_options(CLI::App& sub, PlanOptions& o) {
   sub.add_option("--framework", o.framework,
                  "Search what this framework can run, priced as it runs: megatron | megatron-deepspeed | deepspeed | "
                  "torchtitan | nemo-automodel | pytorch")
+      ->capture_default_str();
+  sub.add_option("--task", o.task,
+                 "What is trained: pretrain | full-finetune | lora | qlora (adapters: --fix lora_rank=N,lora_targets=...)")
       ->capture_default_str();
   sub.add_option("--max-memory-gib", o.max_memory_gib,
                  "Per-GPU memory limit, exactly (default: the GPU's usable memory less a 5% headroom)");
@@ -398,7 +404,28 @@ PlanConstraints plan_constraints(const PlanOptions& o, const MixedCluster& mixed
     throw Error("--emit", "megatron needs a Megatron plan", "--framework megatron (the default) with --emit megatron");
   fix.allow_cross_node_tp = o.cross_node_tp;
   if (o.max_memory_gib != 0) fix.max_memory_gib = o.max_memory_gib;
+  try {
+    fix.defaults.tuning.task = parse_training_task(o.task);
+  } catch (const Error& e) {
+    throw Error("--task", "unknown task '" + o.task + "'", e.allowed());
+  }
   return fix;
+}
+
+// LoRA / QLoRA defaults, each said (DefaultNote): PEFT runs under a plain PyTorch loop unless
+// --framework names another; the rank is PEFT's LoraConfig default r = 8 (peft/tuners/lora/
+// config.py); the targets every linear layer (kDefaultLoraTargets).
+void fill_adapter_defaults(PlanConstraints& fix, const std::string& fix_text, const CLI::App& sub, DefaultNote& framework_note,
+                           DefaultNote& rank_note) {
+  if (!fix.defaults.tuning.adapters()) return;
+  if (!given(sub, "--framework")) {
+    fix.defaults.framework = TrainingFramework::pytorch;
+    framework_note.set("--framework", "pytorch, PEFT's LoRA under a plain PyTorch loop");
+  }
+  if (fix_text.find("lora_rank") == std::string::npos) {
+    fix.defaults.tuning.lora_rank = kPeftDefaultLoraRank;
+    rank_note.set("--fix lora_rank", std::to_string(kPeftDefaultLoraRank) + ", PEFT's LoraConfig default");
+  }
 }
 
 // The search's progress on a terminal's stderr: a bar redrawn when it grows, never back (a
@@ -491,13 +518,16 @@ int plan_command(const PlanOptions& o, const CLI::App& sub, const CommandOutput&
   w.validate();
   DefaultNote seq_note(io);
   if (!given(sub, "--seq")) seq_note.set("--seq", std::to_string(w.seq_len) + " tokens, the model's context");
-  const PlanConstraints fix = plan_constraints(o, mixed);
+  PlanConstraints fix = plan_constraints(o, mixed);
+  DefaultNote framework_note(io), rank_note(io);
+  fill_adapter_defaults(fix, o.fix, sub, framework_note, rank_note);
   ProgressBar bar;
   const PlannerOptions options = planner_options(o, failures_on, bar, io);
   if (!o.compare_profile.empty())
     return print_profile_comparison({model, o.cluster, mixed, w, fix, options, o.compare_profile, link_flags, o.json}, io);
   if (mixed.pools.size() > 1) return mixed_plan_command(o, model, mixed, w, fix, options, io);
-  const PlanSearch search = search_plans(model, cluster, w, fix, options);
+  const OffloadSearch offload = search_plans_with_offload(model, cluster, w, fix, options);
+  const PlanSearch& search = offload.search;
   if (search.evaluated == 0)
     throw Error(o.fix.empty() ? "cluster" : "fix",
                 "no valid plan shape for " + model.name + " on " + std::to_string(cluster.gpus()) + " GPUs with gbs " +
@@ -510,6 +540,7 @@ int plan_command(const PlanOptions& o, const CLI::App& sub, const CommandOutput&
   }
   if (o.json || !o.html.empty()) {
     auto j = plan_search_to_json(search, model, cluster, w);
+    j["offload_steps"] = offload_steps_to_json(offload);
     j["schema_version"] = kSchemaVersion;
     note_profile(j);
     if (!o.html.empty()) write_plan_html(o.html, j, search, model, cluster, w);
@@ -518,7 +549,8 @@ int plan_command(const PlanOptions& o, const CLI::App& sub, const CommandOutput&
       return 0;
     }
   }
-  io.print("{}{}", plan_search_to_table(search, model, cluster, w, search.memory_limit_bytes / units::kGiB), profile_note());
+  io.print("{}{}{}", offload_steps_text(offload, search.memory_limit_bytes),
+           plan_search_to_table(search, model, cluster, w, search.memory_limit_bytes / units::kGiB), profile_note());
   return 0;
 }
 

@@ -5,11 +5,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cost/adapter_cost.h"
 #include "cost/collective_cost.h"
 #include "cost/eager_kernels.h"
 #include "cost/compute_cost.h"
+#include "cost/embedding_head_cost.h"
 #include "cost/layer_cost.h"
 #include "cost/memory_model.h"
+#include "cost/memory_verdict.h"
+#include "cost/offload_time.h"
 #include "cost/pipeline_p2p.h"
 #include "cost/pipeline_runs.h"
 #include "cost/stage_cost.h"
@@ -26,11 +30,6 @@ namespace {
 constexpr double kB16 = units::kBytesBf16;
 // Backward of a linear layer: input-gradient and weight-gradient GEMMs of the forward's shape.
 constexpr double kGemmBackwardOverForward = 2.0;
-// Cross-entropy over fp32 logits as Megatron-LM's vocab-parallel loss runs it in separate
-// PyTorch ops (core/tensor_parallel/cross_entropy.py, r0.8): transpose, upcast, max, subtract,
-// exp, sum, divide forward (~42 bytes per logit); softmax-minus-one-hot, scale, downcast,
-// transpose backward (~26 bytes).
-constexpr double kLossBytesPerLogit = 68.0;
 // Adam step (fused multi-tensor): read fp32 param, grad, m, v; write param, m, v, 16-bit copy;
 // plus the gradient-norm pass over the fp32 gradients.
 constexpr double kAdamStepBytesPerParam = 4.0 * 4 + 4.0 * 3 + 2.0 + 4.0;
@@ -44,36 +43,6 @@ std::int64_t moe_layers_on_stage(const ModelSpec& m, const LayerSplit& split, st
     moe += m.moe_layers_in(start, start + split.virtual_stage_layers(k));
   }
   return moe;
-}
-
-// Embedding: a lookup (memory-bound), vocab-parallel all-reduce; gradient scatter-add in fp32.
-StageCost embedding_cost(const LayerContext& x, double tp_one_s) {
-  StageCost embed;
-  const double h = static_cast<double>(x.m.hidden);
-  embed.compute_s = memory_bound_time_s((kB16 + units::kBytesFp32 * 2.0) * x.tokens * h, x.c.gpu);
-  embed.tp_s = tp_one_s;
-  embed.fwd_s = embed.compute_s / 3.0 + tp_one_s;
-  embed.bwd_s = embed.compute_s * 2.0 / 3.0;
-  return embed;
-}
-
-// Output layer: final norm, logit GEMM (forward + two backward), cross-entropy.
-StageCost output_head_cost(const LayerContext& x, double tp_one_s) {
-  StageCost head;
-  const double h = static_cast<double>(x.m.hidden);
-  const double vocab_local = static_cast<double>(x.m.vocab) / x.tp;
-  const double gemm = gemm_time_s(x.tokens, vocab_local, h, 1.0, x.c.gpu, false);
-  const bool eager = x.p.framework == TrainingFramework::pytorch;
-  // Eager PyTorch: transformers' loss (eager_kernels.h) and autocast's bf16 copy of the fp32
-  // lm_head weight each forward, its gradient cast back.
-  const double loss_bytes = (eager ? kEagerLossBytesPerLogit : kLossBytesPerLogit) * x.tokens * vocab_local;
-  const double head_cast_bytes = eager ? (kEagerWeightCastBytesPerParam + kEagerGradCastBytesPerParam) * vocab_local * h : 0.0;
-  const double loss = memory_bound_time_s(loss_bytes + head_cast_bytes, x.c.gpu);
-  head.compute_s = gemm * (1.0 + kGemmBackwardOverForward) + loss;
-  head.tp_s = x.p.sequence_parallel ? tp_one_s : 0.0;  // gather the sequence before the logits
-  head.fwd_s = gemm + loss / 2.0 + head.tp_s / 2.0;
-  head.bwd_s = head.compute_s - gemm - loss / 2.0 + head.tp_s / 2.0;
-  return head;
 }
 
 // Data-parallel traffic of one stage: the gradient reduction at the end of the step (`sync_s`,
@@ -202,9 +171,11 @@ class IterationModel {
 
   DpTime data_parallel_time(const StageShape& shape, const StageParameters& params, const StageCost& sc) const {
     const double g = kGradBytesPerParam, w16 = kWeightBytesPerParam;
+    // Gradients (and ZeRO-1/2's gather of updated weights) cover only what is trained.
+    const StageParameters trained = trained_parameters(shape, params);
     DpTime t;
     if (p.zero == OptimizerSharding::none) {
-      t.sync_s = over_params(all_reduce_time_s, g, params);
+      t.sync_s = over_params(all_reduce_time_s, g, trained);
     } else if (p.zero == OptimizerSharding::zero3 && (p.pp == 1 || p.reshard_after_forward)) {
       const Zero3Time z = zero3_time(shape, params, sc);
       t.other_exposed_s = z.exposed_s;
@@ -213,8 +184,8 @@ class IterationModel {
     } else {
       // ZeRO-1/2, and pipelined ZeRO-3 that keeps its weights gathered for the whole step
       // (memory_model.h's variant (c)): one reduce-scatter and one gather per step.
-      t.sync_s = over_params(reduce_scatter_time_s, g, params);
-      const double gather_s = over_params(all_gather_time_s, w16, params);
+      t.sync_s = over_params(reduce_scatter_time_s, g, trained);
+      const double gather_s = over_params(all_gather_time_s, w16, trained);
       t.other_exposed_s = p.overlap_param_gather ? std::max(0.0, gather_s - sc.fwd_s) : gather_s;
     }
     // The gradient reduction hides under the last micro-batch's backward; the parameter gather
@@ -223,19 +194,46 @@ class IterationModel {
     return t;
   }
 
-  double optimizer_time(const StageParameters& params) const {
-    const double local = p.zero == OptimizerSharding::none
-                             ? params.total()
-                             : params.dense / static_cast<double>(dp_ranks) +
-                                   params.expert / static_cast<double>(edp_ranks);
+  StageParameters trained_parameters(const StageShape& shape, const StageParameters& params) const {
+    if (!p.tuning.adapters()) return params;
+    const TrainableState trained = trainable_state(m, p, shape, params);
+    StageParameters out;
+    out.dense = trained.dense;
+    out.expert = trained.expert;
+    out.layers = params.layers;
+    return out;
+  }
+
+  // Parameters of this GPU's optimizer shard: those it trains (all, or LoRA's adapters), sharded
+  // under ZeRO.
+  double optimizer_params(const StageShape& shape, const StageParameters& params) const {
+    const TrainableState trained = trainable_state(m, p, shape, params);
+    return p.zero == OptimizerSharding::none ? trained.all()
+                                             : trained.dense / static_cast<double>(dp_ranks) +
+                                                   trained.expert / static_cast<double>(edp_ranks);
+  }
+
+  double optimizer_time(const StageShape& shape, const StageParameters& params) const {
+    const double local = optimizer_params(shape, params);
+    if (p.offload.optimizer != MemoryTier::gpu) return cpu_optimizer_step_s(p, c, local);
     if (p.framework == TrainingFramework::pytorch) {
       // Fused AdamW on fp32 parameters, and each later micro-batch's AccumulateGrad into the
       // fp32 gradients (Megatron accumulates inside its fused wgrad GEMMs).
       const double accumulations = static_cast<double>(std::max<std::int64_t>(0, microbatches - 1));
-      const double grads = p.zero == OptimizerSharding::zero3 || p.zero == OptimizerSharding::zero2 ? local : params.total();
+      const double grads = p.zero == OptimizerSharding::zero3 || p.zero == OptimizerSharding::zero2 ? local : trainable_state(m, p, shape, params).all();
       return memory_bound_time_s(kEagerAdamStepBytesPerParam * local + kEagerGradAccumulateBytesPerParam * accumulations * grads, c.gpu);
     }
     return memory_bound_time_s(kAdamStepBytesPerParam * local, c.gpu);
+  }
+
+  // The offloaded state's CPU step and exposed copies (cost/offload_time.h) for a stage.
+  double offload_exposed(const StageShape& shape, const StageParameters& params, const StageCost& sc) const {
+    if (!p.offload.any_offload()) return 0.0;
+    OffloadShares shares;
+    shares.optimizer_params = optimizer_params(shape, params);
+    shares.weight_shard_params = params.dense / static_cast<double>(dp_ranks) + params.expert / static_cast<double>(edp_ranks);
+    if (p.offload.activations != MemoryTier::gpu) shares.activation_bytes_per_microbatch = activation_bytes_per_microbatch(m, p, w, shape);
+    return offload_exposed_s(p, c, offload_traffic(p, shares, sc.total(), sc.bwd_s, static_cast<double>(microbatches)));
   }
 
   // Model and hardware FLOPs, throughput and utilisation of an iteration of `time_s`.
@@ -247,6 +245,7 @@ class IterationModel {
       for (std::int64_t k = 0; k < split.virtual_stages; ++k) recomputed += p.recomputed_layers(split.virtual_stage_layers(k));
       flops.recompute *= static_cast<double>(recomputed) / static_cast<double>(m.layers);
     }
+    if (p.tuning.adapters()) flops = adapter_iteration_flops(flops, m, p.tuning, w.tokens(), w.seq_len);
     e.model_flops = flops.model();
     e.hardware_flops = flops.hardware();
     e.tokens_per_s = w.tokens() / e.iteration_time_s;
@@ -311,7 +310,7 @@ class IterationModel {
     // over_params counts one latency per whole-stage collective.
     const double ring_latency_s = static_cast<double>(dp_ranks - 1) * dp_link.latency_s;
     const double per_mb = gathers * over_params(all_gather_time_s, kWeightBytesPerParam, params) +
-                          over_params(reduce_scatter_time_s, kGradBytesPerParam, params) +
+                          over_params(reduce_scatter_time_s, kGradBytesPerParam, trained_parameters(shape, params)) +
                           (gathers + 1.0) * (layers - 1.0) * ring_latency_s;
     const double exposed_per_mb = p.overlap_param_gather ? std::max(0.0, per_mb - sc.total()) + per_mb / layers : per_mb;
     const double mb = static_cast<double>(microbatches);
@@ -331,8 +330,9 @@ class IterationModel {
 struct StageTotals {
   double sum_s = 0, max_s = 0;
   StageCost worst;
-  double dp_exposed_s = 0, dp_other_s = 0, optimizer_s = 0;
+  double dp_exposed_s = 0, dp_other_s = 0, optimizer_s = 0, offload_s = 0;
   double zero3_total_s = 0;
+  double host_bytes = 0, nvme_bytes = 0;  // offloaded state per GPU, the most of any stage
   double sync_first_s = 0, sync_middle_s = 0, sync_last_s = 0;  // per representative stage
   double peak_bytes = -1;
   MemoryBreakdown memory;
@@ -356,8 +356,11 @@ StageTotals visit_stages(const IterationModel& it, std::int64_t special_end) {
     t.dp_other_s = std::max(t.dp_other_s, dp.other_exposed_s);
     t.zero3_total_s = std::max(t.zero3_total_s, dp.zero3_total_s);
     (s == 0 ? t.sync_first_s : s == pp - 1 ? t.sync_last_s : t.sync_middle_s) = dp.sync_s;
-    t.optimizer_s = std::max(t.optimizer_s, it.optimizer_time(params));
+    t.optimizer_s = std::max(t.optimizer_s, it.optimizer_time(shape, params));
+    t.offload_s = std::max(t.offload_s, it.offload_exposed(shape, params, sc));
     const MemoryBreakdown mem = stage_memory(it.m, it.p, it.w, shape, it.c.gpu);
+    t.host_bytes = std::max(t.host_bytes, mem.host_bytes);
+    t.nvme_bytes = std::max(t.nvme_bytes, mem.nvme_bytes);
     if (mem.total() > t.peak_bytes) {
       t.peak_bytes = mem.total();
       t.memory = mem;
@@ -442,12 +445,13 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& asked, 
   e.overlap.zero3_total_s = stages.zero3_total_s;
   e.overlap.zero3_exposed_s = stages.zero3_total_s > 0 ? stages.dp_other_s : 0.0;
   e.time.optimizer_s = stages.optimizer_s;
+  e.time.offload_s = stages.offload_s;
   if (mode == PipelineModel::closed_form) {
     const PipelineTimes pipe = pipeline_closed_form(stages.sum_s, stages.max_s, it.microbatches, p.vpp, it.chunk_bubble_s());
     e.time.bubble_s = pipe.bubble_s;
     e.time.pp_comm_s = p2p.exposed_s;
     e.time.dp_comm_s = stages.dp_exposed_s;
-    e.iteration_time_s = pipe.makespan_s + p2p.exposed_s + stages.dp_exposed_s + stages.optimizer_s;
+    e.iteration_time_s = pipe.makespan_s + p2p.exposed_s + stages.dp_exposed_s + stages.optimizer_s + stages.offload_s;
   } else {
     // The event-driven simulation of this plan's pipeline (schedule/pipeline_simulator.h).
     PipelineCosts& costs = thread_simulation_costs();
@@ -460,10 +464,10 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& asked, 
     // Without a pipeline there is no bubble (the difference is rounding).
     e.time.bubble_s = p.pp > 1 ? std::max(0.0, pipeline_s - steady_s - e.time.pp_comm_s) : 0.0;
     e.time.dp_comm_s = (with_sync_s - pipeline_s) + stages.dp_other_s;
-    e.iteration_time_s = with_sync_s + stages.dp_other_s + stages.optimizer_s;
+    e.iteration_time_s = with_sync_s + stages.dp_other_s + stages.optimizer_s + stages.offload_s;
     if (inputs != nullptr) {
       inputs->costs = costs;
-      inputs->tail_s = stages.dp_other_s + stages.optimizer_s;
+      inputs->tail_s = stages.dp_other_s + stages.optimizer_s + stages.offload_s;
     }
   }
   it.set_flops_and_utilisation(e);
@@ -471,7 +475,7 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& asked, 
   e.peak_memory_stage = stages.peak_stage;
   e.peak_memory_bytes = stages.peak_bytes;
   e.usable_memory_bytes = c.gpu.usable_memory_gib * units::kGiB;
-  e.fits = stages.peak_bytes <= e.usable_memory_bytes;
+  set_memory_verdict(e, c, stages.host_bytes, stages.nvme_bytes);
   return e;
 }
 
@@ -561,7 +565,7 @@ StageSliceCost StageSliceCoster::cost(const StageSlice& slice) const {
   out.backward_s = sc.bwd_s;
   out.dp_sync_s = dp.sync_s;
   out.dp_other_s = dp.other_exposed_s;
-  out.optimizer_s = s.it.optimizer_time(params);
+  out.optimizer_s = s.it.optimizer_time(shape, params);
   out.memory = stage_memory(s.m, s.p, s.w, shape, s.c.gpu);
   return out;
 }

@@ -3,8 +3,10 @@
 #include <algorithm>
 
 #include "core/units.h"
+#include "cost/adapter_parameters.h"
 #include "cost/eager_kernels.h"
 #include "cost/memory_model.h"
+#include "cost/offloaded_state.h"
 #include "model/parameter_count.h"
 
 namespace tessera {
@@ -68,6 +70,13 @@ struct EagerSizes {
   double layers = 0;
   double microbatches = 1;
   double dp = 1;
+  double trainable = 0;      // parameters with gradients and optimizer state (all, or the adapters)
+  // Parameters whose bf16 autocast copy is alive at the forward's end, in the loss backward and in
+  // a layer's recompute: every fp32 linear weight, or under PEFT only the fp32 ones (the adapters,
+  // and QLoRA's fp32 lm_head); a bf16 or NF4 base is not cast.
+  double cast_copies = 0, head_cast_copies = 0, layer_cast_copies = 0;
+  // QLoRA: the bf16 weight bitsandbytes dequantizes for one matmul (the largest matrix), transient.
+  double dequantized = 0;
 };
 
 EagerSizes eager_sizes(const ModelSpec& m, const Plan& p, const Workload& w) {
@@ -83,6 +92,18 @@ EagerSizes eager_sizes(const ModelSpec& m, const Plan& p, const Workload& w) {
   s.tokens = static_cast<double>(p.micro_batch) * static_cast<double>(w.seq_len);
   s.microbatches = static_cast<double>(p.microbatches(w));
   s.dp = static_cast<double>(p.dp);
+  s.trainable = p.tuning.adapters() ? adapter_params(m, p.tuning) : s.params;
+  s.cast_copies = s.cast_weights;
+  s.head_cast_copies = s.head_weights;
+  s.layer_cast_copies = s.layer_cast;
+  if (p.tuning.adapters()) {
+    const double head = p.tuning.quantized_base() ? s.head_weights : 0.0;
+    s.cast_copies = s.trainable + head;
+    s.head_cast_copies = head;
+    s.layer_cast_copies = s.trainable / s.layers;
+  }
+  if (p.tuning.quantized_base())
+    s.dequantized = static_cast<double>(m.hidden) * static_cast<double>(std::max(m.ffn_hidden, m.heads * m.head_dim));
   return s;
 }
 
@@ -93,15 +114,30 @@ struct EagerState {
   double weights = 0, grads = 0, adam = 0, ddp_buckets = 0, gathered = 0;
 };
 
+// Bytes of the frozen base under PEFT: LoRA loads the model in bf16; QLoRA stores the decoder
+// layers' linear weights in NF4 and peft's prepare_model_for_kbit_training casts every other
+// parameter (embeddings, norms, lm_head) to fp32 (peft/utils/other.py).
+double frozen_bytes(const Plan& p, double params, double linear) {
+  if (!p.tuning.quantized_base()) return kBf16 * params;
+  return kNf4BytesPerParam * linear + kFp32 * (params - linear);
+}
+double frozen_model_bytes(const EagerSizes& s, const Plan& p) { return frozen_bytes(p, s.params, s.layers * s.layer_cast); }
+double frozen_layer_bytes(const EagerSizes& s, const Plan& p) { return frozen_bytes(p, s.layer_params, s.layer_cast); }
+
 EagerState eager_state(const EagerSizes& s, const Plan& p) {
   EagerState st;
   const bool zero3 = p.zero == OptimizerSharding::zero3;
   const bool shard_grads = zero3 || p.zero == OptimizerSharding::zero2;
-  st.weights = kEagerWeightBytes * (zero3 ? s.params / s.dp : s.params);
-  st.grads = kEagerGradBytes * (shard_grads ? s.params / s.dp : s.params);
-  st.adam = kEagerAdamBytes * (p.zero == OptimizerSharding::none ? s.params : s.params / s.dp);
-  if (s.dp > 1 && !shard_grads) st.ddp_buckets = kEagerGradBytes * s.params;
-  if (zero3) st.gathered = kGatheredLayers * (kEagerWeightBytes + kEagerGradBytes) * s.layer_params;
+  const double shard = zero3 ? 1.0 / s.dp : 1.0;
+  st.weights = p.tuning.adapters() ? shard * (frozen_model_bytes(s, p) + kEagerWeightBytes * s.trainable)
+                                   : shard * kEagerWeightBytes * s.params;
+  st.grads = kEagerGradBytes * (shard_grads ? s.trainable / s.dp : s.trainable);
+  st.adam = kEagerAdamBytes * (p.zero == OptimizerSharding::none ? s.trainable : s.trainable / s.dp);
+  if (s.dp > 1 && !shard_grads) st.ddp_buckets = kEagerGradBytes * s.trainable;
+  const double layer_trainable = s.trainable / s.layers;
+  if (zero3)
+    st.gathered = kGatheredLayers * ((p.tuning.adapters() ? frozen_layer_bytes(s, p) : kEagerWeightBytes * s.layer_params) +
+                                     kEagerGradBytes * layer_trainable);
   return st;
 }
 
@@ -113,6 +149,13 @@ double eager_layer_saved_bytes_per_token(const ModelSpec& m) {
   return kSavedResidualBytesPerHidden * w.hidden + kSavedNormStatBytes +
          kSavedAttentionBytesPerWidth * (2.0 * w.q + 2.0 * w.kv) +
          kSavedLogsumexpBytesPerHead * static_cast<double>(m.heads) + mlp;
+}
+
+double eager_activation_bytes_per_microbatch(const ModelSpec& m, const Plan& p, const Workload& w) {
+  const double tokens = static_cast<double>(p.micro_batch) * static_cast<double>(w.seq_len);
+  const double per_layer = p.recompute == Recompute::full ? kCheckpointBytesPerHidden * static_cast<double>(m.hidden)
+                                                          : eager_layer_saved_bytes_per_token(m);
+  return static_cast<double>(m.layers) * per_layer * tokens;
 }
 
 MemoryBreakdown eager_pytorch_memory(const ModelSpec& m, const Plan& p, const Workload& w, const GpuSpec& gpu) {
@@ -131,20 +174,20 @@ MemoryBreakdown eager_pytorch_memory(const ModelSpec& m, const Plan& p, const Wo
   MemoryBreakdown best;
   auto consider = [&](MemoryBreakdown mem) {
     mem.optimizer_bytes = st.adam;
-    mem.buffers_bytes += st.gathered;
+    mem.buffers_bytes += st.gathered + kBf16 * s.dequantized;
     mem.framework_bytes = runtime_reserve_bytes(p) + measured_reserve_bytes(gpu) +
                           kAllocatorFragmentationFraction * (mem.activations_bytes + mem.logits_bytes + mem.buffers_bytes);
     if (mem.total() > best.total()) best = mem;
   };
   MemoryBreakdown forward_end;
-  forward_end.weights_bytes = st.weights + kCastWeightBytes * s.cast_weights;
+  forward_end.weights_bytes = st.weights + kCastWeightBytes * s.cast_copies;
   forward_end.gradients_bytes = accumulated + ddp;
   forward_end.activations_bytes = saved_layers;
   forward_end.logits_bytes = head_inputs + kLogitForwardBytes * vocab_tokens;
   consider(forward_end);
 
   MemoryBreakdown loss_backward = forward_end;
-  loss_backward.weights_bytes = st.weights + kCastWeightBytes * (checkpointing ? s.head_weights : s.cast_weights);
+  loss_backward.weights_bytes = st.weights + kCastWeightBytes * (checkpointing ? s.head_cast_copies : s.cast_copies);
   loss_backward.logits_bytes = head_inputs + kLogitBackwardBytes * vocab_tokens;
   consider(loss_backward);
 
@@ -152,9 +195,10 @@ MemoryBreakdown eager_pytorch_memory(const ModelSpec& m, const Plan& p, const Wo
     // Layer 0's recompute: every gradient but its own and the embedding's, its saved tensors and
     // its bf16 weights.
     MemoryBreakdown first_layer;
-    first_layer.weights_bytes = st.weights + kCastWeightBytes * s.layer_cast;
-    const double grad_share = st.grads / (kEagerGradBytes * s.params);  // 1, or 1 / dp when sharded
-    const double pending = kEagerGradBytes * (s.layer_params + s.embedding) * grad_share;
+    first_layer.weights_bytes = st.weights + kCastWeightBytes * s.layer_cast_copies;
+    const double grad_share = st.grads / (kEagerGradBytes * s.trainable);  // 1, or 1 / dp when sharded
+    const double layer_trainable = p.tuning.adapters() ? s.trainable / s.layers : s.layer_params + s.embedding;
+    const double pending = kEagerGradBytes * layer_trainable * grad_share;
     first_layer.gradients_bytes = std::max(0.0, st.grads - pending) + ddp;
     first_layer.activations_bytes = kCheckpointBytesPerHidden * h * s.tokens + saved_layer;
     consider(first_layer);
@@ -164,8 +208,17 @@ MemoryBreakdown eager_pytorch_memory(const ModelSpec& m, const Plan& p, const Wo
   // makes a dense fp32 vocab x hidden gradient before adding it to the lm_head's.
   MemoryBreakdown backward_end;
   backward_end.weights_bytes = st.weights;
-  backward_end.gradients_bytes = st.grads + ddp + (m.tied_embeddings ? kEagerGradBytes * s.head_weights : 0.0);
+  const bool head_trained = !p.tuning.adapters();
+  backward_end.gradients_bytes = st.grads + ddp + (m.tied_embeddings && head_trained ? kEagerGradBytes * s.head_weights : 0.0);
   consider(backward_end);
+  if (p.offload.any_offload()) {
+    const double optimizer_params = p.zero == OptimizerSharding::none ? s.trainable : s.trainable / s.dp;
+    const double layer_bytes = checkpointing ? kCheckpointBytesPerHidden * h * s.tokens : saved_layer;
+    move_offloaded_state(best, p, {optimizer_params, layer_bytes});
+    // The runtime reserve's fragmentation share follows the transient memory left on the GPU.
+    best.framework_bytes = runtime_reserve_bytes(p) + measured_reserve_bytes(gpu) +
+                           kAllocatorFragmentationFraction * (best.activations_bytes + best.logits_bytes + best.buffers_bytes);
+  }
   return best;
 }
 

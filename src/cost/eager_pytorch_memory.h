@@ -31,5 +31,7 @@ MemoryBreakdown eager_pytorch_memory(const ModelSpec& model, const Plan& plan, c
 
 // Bytes autograd saves per token in one decoder layer without checkpointing (see the .cpp).
 double eager_layer_saved_bytes_per_token(const ModelSpec& model);
+// Every decoder layer's saved tensors of one micro-batch (with checkpointing, the layers' inputs).
+double eager_activation_bytes_per_microbatch(const ModelSpec& model, const Plan& plan, const Workload& workload);
 
 }  // namespace tessera

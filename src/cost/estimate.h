@@ -13,7 +13,8 @@ struct TimeBreakdown {
   double pp_comm_s = 0;       // exposed pipeline send/recv
   double bubble_s = 0;        // pipeline fill and drain, stage imbalance
   double dp_comm_s = 0;       // exposed gradient reduce / parameter gather
-  double optimizer_s = 0;     // the optimizer step
+  double optimizer_s = 0;     // the optimizer step (on the host CPU when the optimizer is offloaded)
+  double offload_s = 0;       // exposed copies between GPU, host memory and NVMe (plan/memory_tiers.h)
 };
 
 struct MemoryBreakdown {
@@ -24,6 +25,10 @@ struct MemoryBreakdown {
   double logits_bytes = 0;       // output layer and loss (last stage)
   double buffers_bytes = 0;      // communication buffers, gathered ZeRO-3 weights
   double framework_bytes = 0;    // CUDA context, allocator reserve, workspaces
+  // State the plan keeps off the GPU (plan/memory_tiers.h), per GPU: in host memory (pinned) and
+  // on local NVMe. Not part of total(), which is GPU memory.
+  double host_bytes = 0;
+  double nvme_bytes = 0;
   double total() const {
     return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + logits_bytes +
            buffers_bytes + framework_bytes;
@@ -57,7 +62,11 @@ struct Estimate {
   double mfu_fp8_peak = 0;  // an FP8 plan's model FLOPs against the FP8 dense peak; 0 for other plans
   double peak_memory_bytes = 0;
   double usable_memory_bytes = 0;
-  bool fits = false;
+  // Offloaded state per node against the node's host memory and NVMe (hardware/host_spec.h).
+  double host_memory_bytes_per_node = 0, host_capacity_bytes_per_node = 0;
+  double nvme_bytes_per_node = 0, nvme_capacity_bytes_per_node = 0;
+  bool fits_gpu = false;  // GPU memory alone
+  bool fits = false;      // GPU memory, and host memory and NVMe where the plan offloads
 };
 
 }  // namespace tessera

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "cost/adapter_cost.h"
 #include "cost/compute_cost.h"
 #include "cost/eager_kernels.h"
 #include "cost/moe_layer_cost.h"
@@ -259,7 +260,8 @@ LayerCost layer_cost(const LayerContext& x, bool moe, Recompute recompute) {
   if (p.framework == TrainingFramework::pytorch) {
     // Eager PyTorch: every elementwise op its own kernel (cost/eager_kernels.h), and autocast's
     // bf16 copy of each fp32 weight per forward (again when recomputed), its gradient cast back.
-    const double params = eager_layer_cast_params(m, moe);
+    // Under PEFT the base is bf16 or NF4 (never cast); QLoRA's dequantization is adapter.dequant_s.
+    const double params = p.tuning.adapters() ? 0.0 : eager_layer_cast_params(m, moe);
     elementwise_fwd = memory_bound_time_s(T * eager_layer_forward_bytes_per_token(m) + kEagerWeightCastBytesPerParam * params, x.c.gpu) +
                       kEagerKernelsPerLayerForward * x.c.gpu.kernel_overhead_s;
     elementwise_bwd = memory_bound_time_s(T * eager_layer_backward_bytes_per_token(m) + kEagerGradCastBytesPerParam * params, x.c.gpu) +
@@ -268,16 +270,19 @@ LayerCost layer_cost(const LayerContext& x, bool moe, Recompute recompute) {
 
   // GPU work, forward and backward; the MoE block's backward is twice its GEMMs and casts, once
   // its router and permutation.
-  const double moe_bwd = kGemmBackwardOverForward * (block.expert_gemm_s + block.shared_gemm_s + block.fp8_cast_s) +
+  // Frozen weights (LoRA / QLoRA) have no weight-gradient GEMM (cost/adapter_cost.h).
+  const double gemm_bwd = p.tuning.adapters() ? kFrozenGemmBackwardOverForward : kGemmBackwardOverForward;
+  const AdapterLayerCost adapter = adapter_layer_cost(x, moe);
+  const double moe_bwd = gemm_bwd * (block.expert_gemm_s + block.shared_gemm_s + block.fp8_cast_s) +
                          kElementwiseBackwardOverForward * block.expert_act_s + block.router_s + block.permute_s;
-  cost.gpu_fwd_s = gemm_fwd + core.fwd_s + elementwise_fwd + block.compute_s();
-  cost.gpu_bwd_s = kGemmBackwardOverForward * gemm_fwd + core.bwd_s + elementwise_bwd + moe_bwd;
+  cost.gpu_fwd_s = gemm_fwd + core.fwd_s + elementwise_fwd + block.compute_s() + adapter.fwd_s + adapter.dequant_s;
+  cost.gpu_bwd_s = gemm_bwd * gemm_fwd + core.bwd_s + elementwise_bwd + moe_bwd + adapter.bwd_s + adapter.dequant_s;
 
   // Host dispatch. The GPU runs behind the host unless its work is shorter than the host's
   // dispatch; an MoE layer's forward waits on the host for the routing counts, so its two halves
   // each take the longer of the GPU's and the host's time (the host cannot run ahead past it).
   const double host_op_s = x.c.gpu.host_op_dispatch_s;
-  const double host_fwd = (kHostOpsPerLayerForward + block.host_ops) * host_op_s;
+  const double host_fwd = (kHostOpsPerLayerForward + block.host_ops + adapter.host_ops) * host_op_s;
   cost.host_fwd_s = host_fwd;
   cost.host_bwd_s = kHostBackwardOverForward * host_fwd;
   const double ep_fwd = block.comm_s();

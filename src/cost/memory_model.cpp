@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "core/units.h"
+#include "cost/adapter_parameters.h"
 #include "cost/eager_pytorch_memory.h"
+#include "cost/offloaded_state.h"
 #include "hardware/physical_ranges.h"
 #include "model/parameter_count.h"
 
@@ -52,7 +54,23 @@ double communicators(const Plan& p) {
   if (p.cp > 1) n += 1;
   return n;
 }
+
+// Frozen base weights of an adapter plan (plan/fine_tuning.h): 16-bit, or NF4 for the linear
+// layers' weights under QLoRA (embeddings, norms and the output layer stay 16-bit).
+double frozen_weight_bytes(const Plan& p, double all, double gemm) {
+  const double gemm_bytes = p.tuning.quantized_base() ? kNf4BytesPerParam : kWeightBytesPerParam;
+  return kWeightBytesPerParam * (all - gemm) + gemm_bytes * gemm;
+}
 }  // namespace
+
+TrainableState trainable_state(const ModelSpec& m, const Plan& p, const StageShape& s, const StageParameters& params) {
+  if (!p.tuning.adapters()) return {params.dense, params.expert};
+  const double moe = static_cast<double>(s.moe_layers);
+  const double dense = static_cast<double>(s.layers - s.moe_layers);
+  const double adapters = (dense * adapter_params_per_layer(m, p.tuning, false) +
+                           moe * adapter_params_per_layer(m, p.tuning, true)) / static_cast<double>(p.tp);
+  return {adapters, 0.0};
+}
 
 double runtime_reserve_bytes(const Plan& p) {
   return kCudaContextBytes + kWorkspaceBytes + kNcclBytesPerCommunicator * communicators(p);
@@ -113,6 +131,40 @@ StageParameters stage_parameters(const ModelSpec& m, const Plan& p, const StageS
   return out;
 }
 
+double activation_bytes_per_microbatch(const ModelSpec& m, const Plan& p, const Workload& w, const StageShape& s) {
+  if (s.framework == TrainingFramework::pytorch) return eager_activation_bytes_per_microbatch(m, p, w);
+  ActivationShape shape = activation_shape(p, w);
+  shape.framework = s.framework;
+  const double dense_layers = static_cast<double>(s.layers - s.moe_layers);
+  const double moe_layers = static_cast<double>(s.moe_layers);
+  auto layers_bytes = [&](const ActivationShape& a) {
+    return dense_layers * layer_activation_bytes(m, a, false) + moe_layers * layer_activation_bytes(m, a, true);
+  };
+  double per_microbatch = layers_bytes(shape);
+  const std::int64_t recomputed = s.recomputed_layers < 0 ? s.layers : std::min(s.recomputed_layers, s.layers);
+  ActivationShape kept = shape;
+  kept.recompute = Recompute::none;
+  if (p.recompute == Recompute::full && recomputed < s.layers && s.layers > 0) {
+    // Full recompute of only some layers: the rest keep their whole activations.
+    const double kept_fraction = static_cast<double>(s.layers - recomputed) / static_cast<double>(s.layers);
+    per_microbatch = (1.0 - kept_fraction) * per_microbatch + kept_fraction * layers_bytes(kept);
+  }
+  const double tokens = shape.seq * shape.micro_batch;
+  const double h = static_cast<double>(m.hidden);
+  const double sp_divisor = p.sequence_parallel ? static_cast<double>(p.tp) : 1.0;
+  std::int64_t mtp = s.has_output_head ? m.mtp_layers : 0;
+  if (mtp > 0) {
+    // Each MTP module (DeepSeek-V3 §2.2): the two norm inputs (the shifted token embedding and the
+    // previous depth's hidden state), their concatenation (the 2h -> h projection's input), then
+    // one transformer layer of the last main layer's kind, never recomputed as a whole.
+    const bool mtp_moe = m.is_moe_layer(m.layers - 1);
+    const double module_inputs = (2.0 * units::kBytesBf16 * h + saved_gemm_input_bytes(shape) * 2.0 * h) / sp_divisor;
+    ActivationShape mtp_shape = p.recompute == Recompute::full ? kept : shape;
+    per_microbatch += static_cast<double>(mtp) * (module_inputs * tokens + layer_activation_bytes(m, mtp_shape, mtp_moe));
+  }
+  return per_microbatch;
+}
+
 MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const Workload& w,
                              const StageShape& s, const GpuSpec& gpu) {
   // A plain PyTorch loop has one stage (plan.cpp check_framework) and its own tensors.
@@ -147,45 +199,38 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const Workload& 
     mem.weights_bytes = weight_bytes(total_params, gemm_params);
   }
   const bool shard_grads = p.zero == OptimizerSharding::zero2 || zero3_sharded;
-  mem.gradients_bytes = kGradBytesPerParam * (shard_grads ? sharded_params : total_params);
-  mem.optimizer_bytes = kOptimizerBytesPerParam * (p.zero == OptimizerSharding::none ? total_params : sharded_params);
+  // What carries gradients and optimizer state: every parameter, or only the adapters, whose
+  // frozen base weights are 16-bit (LoRA) or NF4 for the linear layers (QLoRA).
+  const TrainableState trainable = trainable_state(m, p, s, params);
+  auto trainable_local = [&](bool sharded) { return sharded ? trainable.dense / dp + trainable.expert / edp : trainable.all(); };
+  const double optimizer_params = trainable_local(p.zero != OptimizerSharding::none);
+  if (p.tuning.adapters()) {
+    const double base = zero3_sharded ? 1.0 / dp : 1.0;  // frozen weights are sharded under ZeRO-3 too
+    mem.weights_bytes = base * frozen_weight_bytes(p, total_params, gemm_params) + kWeightBytesPerParam * trainable_local(zero3_sharded);
+  }
+  mem.gradients_bytes = kGradBytesPerParam * trainable_local(shard_grads);
+  mem.optimizer_bytes = kOptimizerBytesPerParam * optimizer_params;
   if (zero3_sharded && params.layers > 0) {
     const double per_layer_params = total_params / params.layers;
     const double per_layer_gemm = gemm_params / params.layers;
-    const double gathered = zero3_kept_to_backward ? weight_bytes(total_params, gemm_params)
-                                                   : kZero3GatheredLayers * weight_bytes(per_layer_params, per_layer_gemm);
-    mem.buffers_bytes = gathered + kZero3GatheredLayers * kGradBytesPerParam * per_layer_params;
+    const double per_layer_weights = p.tuning.adapters() ? frozen_weight_bytes(p, per_layer_params, per_layer_gemm)
+                                                         : weight_bytes(per_layer_params, per_layer_gemm);
+    const double all_weights = p.tuning.adapters() ? frozen_weight_bytes(p, total_params, gemm_params)
+                                                   : weight_bytes(total_params, gemm_params);
+    const double gathered = zero3_kept_to_backward ? all_weights : kZero3GatheredLayers * per_layer_weights;
+    mem.buffers_bytes = gathered + kZero3GatheredLayers * kGradBytesPerParam * trainable.all() / params.layers;
   }
 
+  const double per_microbatch = activation_bytes_per_microbatch(m, p, w, s);
   ActivationShape shape = activation_shape(p, w);
   shape.framework = s.framework;
-  const double dense_layers = static_cast<double>(s.layers - s.moe_layers);
-  const double moe_layers = static_cast<double>(s.moe_layers);
-  auto layers_bytes = [&](const ActivationShape& a) {
-    return dense_layers * layer_activation_bytes(m, a, false) + moe_layers * layer_activation_bytes(m, a, true);
-  };
-  double per_microbatch = layers_bytes(shape);
   const std::int64_t recomputed = s.recomputed_layers < 0 ? s.layers : std::min(s.recomputed_layers, s.layers);
   ActivationShape kept = shape;
   kept.recompute = Recompute::none;
-  if (p.recompute == Recompute::full && recomputed < s.layers && s.layers > 0) {
-    // Full recompute of only some layers: the rest keep their whole activations.
-    const double kept_fraction = static_cast<double>(s.layers - recomputed) / static_cast<double>(s.layers);
-    per_microbatch = (1.0 - kept_fraction) * per_microbatch + kept_fraction * layers_bytes(kept);
-  }
   const double tokens = shape.seq * shape.micro_batch;
   const double h = static_cast<double>(m.hidden);
   const double sp_divisor = p.sequence_parallel ? static_cast<double>(p.tp) : 1.0;
-  std::int64_t mtp = s.has_output_head ? m.mtp_layers : 0;
-  if (mtp > 0) {
-    // Each MTP module (DeepSeek-V3 §2.2): the two norm inputs (the shifted token embedding and the
-    // previous depth's hidden state), their concatenation (the 2h -> h projection's input), then
-    // one transformer layer of the last main layer's kind, never recomputed as a whole.
-    const bool mtp_moe = m.is_moe_layer(m.layers - 1);
-    const double module_inputs = (2.0 * units::kBytesBf16 * h + saved_gemm_input_bytes(shape) * 2.0 * h) / sp_divisor;
-    ActivationShape mtp_shape = p.recompute == Recompute::full ? kept : shape;
-    per_microbatch += static_cast<double>(mtp) * (module_inputs * tokens + layer_activation_bytes(m, mtp_shape, mtp_moe));
-  }
+  const std::int64_t mtp = s.has_output_head ? m.mtp_layers : 0;
   mem.activations_bytes = per_microbatch * s.inflight_microbatches;
   if (p.recompute == Recompute::full && recomputed > 0) {
     // Backward re-runs one layer's forward at a time and holds its full activations.
@@ -201,6 +246,10 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const Workload& 
   }
   if (s.moe_layers > 0 || (mtp > 0 && m.is_moe()))
     mem.buffers_bytes += moe_dispatch_buffer_bytes(m, shape, p.dispatcher, p.ep);
+  if (p.offload.any_offload()) {
+    const double layers = std::max<double>(1.0, static_cast<double>(s.layers));
+    move_offloaded_state(mem, p, {optimizer_params, per_microbatch / layers});
+  }
   mem.framework_bytes = runtime_reserve_bytes(p) + measured_reserve_bytes(gpu) +
                         kAllocatorFragmentationFraction * (mem.activations_bytes + mem.logits_bytes + mem.buffers_bytes);
   return mem;

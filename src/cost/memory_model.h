@@ -87,6 +87,21 @@ struct StageShape {
 
 StageParameters stage_parameters(const ModelSpec& model, const Plan& plan, const StageShape& stage);
 
+// The parameters of a stage (one GPU's share) that are trained, so carry gradients and optimizer
+// state: all of them, or under LoRA / QLoRA only the adapters (cost/adapter_parameters.h; none on
+// routed experts). Split like StageParameters: over dp x cp (dense) and expert-dp (expert).
+struct TrainableState {
+  double dense = 0;
+  double expert = 0;
+  double all() const { return dense + expert; }
+};
+TrainableState trainable_state(const ModelSpec& model, const Plan& plan, const StageShape& stage,
+                               const StageParameters& params);
+
+// Activations one micro-batch leaves saved on the stage for its backward (layers, MTP modules).
+double activation_bytes_per_microbatch(const ModelSpec& model, const Plan& plan, const Workload& workload,
+                                       const StageShape& stage);
+
 // `gpu` contributes only its memory_reserve_gib (measured_reserve_bytes), added to framework_bytes.
 MemoryBreakdown stage_memory(const ModelSpec& model, const Plan& plan, const Workload& workload,
                              const StageShape& stage, const GpuSpec& gpu);

@@ -117,10 +117,11 @@ GpuSpec gpu_from_json(const Json& j, const std::string& path, const std::string&
                              "hbm_efficiency", "nvlink_efficiency", "network_efficiency",
                              "kernel_overhead_s", "host_op_dispatch_s", "nvlink_latency_s",
                              "network_latency_s", "all_to_all_efficiency", "moe_dispatch_efficiency", "host_overlap_exponent",
-                             "memory_reserve_gib"});
+                             "memory_reserve_gib", "host"});
   read_identity(j, p, origin, g);
   read_figures(j, p, g);
   read_efficiencies(j, p, g);
+  if (has(j, "host")) g.host = host_from_json(j.at("host"), p + ".host", {});
   g.validate();
   return g;
 }
@@ -182,7 +183,30 @@ nlohmann::json gpu_to_json(const GpuSpec& g) {
           {"all_to_all_efficiency", g.all_to_all_efficiency},
           {"moe_dispatch_efficiency", g.moe_dispatch_efficiency},
           {"host_overlap_exponent", g.host_overlap_exponent},
-          {"memory_reserve_gib", g.memory_reserve_gib}};
+          {"memory_reserve_gib", g.memory_reserve_gib},
+          {"host", host_to_json(g.host)}};
+}
+
+HostSpec host_from_json(const Json& j, const std::string& path, HostSpec base) {
+  require_object(j, path);
+  reject_unknown_keys(j, path, {"memory_gib", "link_gbps", "nvme_tb", "nvme_gbps", "cpu_adam_gparams_per_s", "source"});
+  base.memory_gib = get_number_or(j, "memory_gib", path, base.memory_gib);
+  base.link_gbps = get_number_or(j, "link_gbps", path, base.link_gbps);
+  base.nvme_tb = get_number_or(j, "nvme_tb", path, base.nvme_tb);
+  base.nvme_gbps = get_number_or(j, "nvme_gbps", path, base.nvme_gbps);
+  base.cpu_adam_gparams_per_s = get_number_or(j, "cpu_adam_gparams_per_s", path, base.cpu_adam_gparams_per_s);
+  base.source = get_string_or(j, "source", path, base.source);
+  base.validate();
+  return base;
+}
+
+nlohmann::json host_to_json(const HostSpec& h) {
+  return {{"memory_gib", h.memory_gib},
+          {"link_gbps", h.link_gbps},
+          {"nvme_tb", h.nvme_tb},
+          {"nvme_gbps", h.nvme_gbps},
+          {"cpu_adam_gparams_per_s", h.cpu_adam_gparams_per_s},
+          {"source", h.source}};
 }
 
 nlohmann::json gpus_to_json(const std::vector<GpuSpec>& gpus) {

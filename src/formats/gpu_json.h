@@ -21,6 +21,12 @@ GpuSpec gpu_from_json(const nlohmann::json& j, const std::string& path, const st
 std::vector<GpuSpec> gpus_from_json(const nlohmann::json& j, const std::string& origin);
 
 nlohmann::json gpu_to_json(const GpuSpec& gpu);
+
+// The node beside a GPU (hardware/host_spec.h) as the object "host": {"memory_gib", "link_gbps",
+// "nvme_tb", "nvme_gbps", "cpu_adam_gparams_per_s", "source"}. Keys left out keep `base`'s
+// values, so a cluster JSON's "host" overrides only what it names.
+HostSpec host_from_json(const nlohmann::json& j, const std::string& path, HostSpec base);
+nlohmann::json host_to_json(const HostSpec& host);
 // {"schema_version": N, "gpus": [...]}: the document `tessera gpus --json` prints.
 nlohmann::json gpus_to_json(const std::vector<GpuSpec>& gpus);
 

@@ -54,11 +54,18 @@ PlanConstraints parse_constraints(const std::string& text) {
     else if (key == "overlap_tp") c.overlap_tp_comm = parse_switch("fix.overlap_tp", value);
     else if (key == "overlap_p2p") c.defaults.overlap_p2p = parse_switch("fix.overlap_p2p", value);
     else if (key == "p2p_sg") c.defaults.p2p_scatter_gather = parse_switch("fix.p2p_sg", value);
+    else if (key == "offload_optimizer") c.offload_optimizer = parse_memory_tier("fix.offload_optimizer", value);
+    else if (key == "offload_params") c.offload_params = parse_memory_tier("fix.offload_params", value);
+    else if (key == "offload_activations") c.offload_activations = parse_memory_tier("fix.offload_activations", value);
+    // What is trained: every candidate trains the same adapters (--task sets the task).
+    else if (key == "lora_rank") c.defaults.tuning.lora_rank = parse_integer(value, "fix.lora_rank");
+    else if (key == "lora_targets") c.defaults.tuning.lora_targets = parse_lora_targets(value);
     else throw Error("fix." + key, "unknown key",
                      "tp, pp, cp, ep, etp, vpp, mb, recompute, recompute_layers, recompute_modules, sp, zero, "
                      "precision, fp8_recipe, fp8_param_gather, dispatcher, overlap_ep, delay_wgrad, "
                      "capacity_factor, force_balance, reshard, flash, overlap_grad, overlap_param, overlap_tp, "
-                     "overlap_p2p, p2p_sg");
+                     "overlap_p2p, p2p_sg, offload_optimizer, offload_params, offload_activations, lora_rank, "
+                     "lora_targets");
   }
   // Keys that only exist under another: pinning them pins that one.
   if (c.recompute_modules) {

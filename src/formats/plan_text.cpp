@@ -18,7 +18,8 @@ constexpr const char* kKeys =
     "tp, pp, dp, cp, ep, vpp, mb, gbs, seq, recompute, recompute_layers, sp, zero, precision, overlap_grad, "
     "overlap_param, overlap_tp, overlap_p2p, p2p_sg, flash, first_stage_layers, last_stage_layers, etp, "
     "dispatcher, capacity_factor, force_balance, overlap_ep, delay_wgrad, fp8_recipe, fp8_param_gather, "
-    "recompute_modules, reshard, framework, account_embedding, account_loss";
+    "recompute_modules, reshard, framework, account_embedding, account_loss, offload_optimizer, offload_params, "
+    "offload_activations, task, lora_rank, lora_targets";
 
 
 // Fills a plan from key -> text pairs (shorthand or JSON values rendered as text).
@@ -62,9 +63,13 @@ PlanRequest build(const std::map<std::string, std::string>& kv, const ModelSpec&
     else if (key == "reshard") p.reshard_after_forward = parse_switch(key, value);
     else if (key == "account_embedding") p.account_embedding = parse_switch(key, value);
     else if (key == "account_loss") p.account_loss = parse_switch(key, value);
-    else if (key == "framework") {
-      p.framework = parse_training_framework(value);
-    }
+    else if (key == "framework") p.framework = parse_training_framework(value);
+    else if (key == "offload_optimizer") p.offload.optimizer = parse_memory_tier(key, value);
+    else if (key == "offload_params") p.offload.params = parse_memory_tier(key, value);
+    else if (key == "offload_activations") p.offload.activations = parse_memory_tier(key, value);
+    else if (key == "task") p.tuning.task = parse_training_task(value);
+    else if (key == "lora_rank") p.tuning.lora_rank = parse_integer(value, key);
+    else if (key == "lora_targets") p.tuning.lora_targets = parse_lora_targets(value);
     else throw Error("plan." + key, "unknown key", kKeys);
   }
   if (!gbs_given) throw Error("gbs", "missing from the plan", "gbs=N (sequences per optimizer step)");
@@ -190,7 +195,13 @@ nlohmann::json plan_to_json(const Plan& p, const Workload& w) {
           {"fp8_param_gather", p.fp8_param_gather},
           {"recompute_modules", recompute_modules_text(p.recompute_modules)},
           {"reshard", p.reshard_after_forward},
-          {"framework", to_string(p.framework)}};
+          {"framework", to_string(p.framework)},
+          {"offload_optimizer", to_string(p.offload.optimizer)},
+          {"offload_params", to_string(p.offload.params)},
+          {"offload_activations", to_string(p.offload.activations)},
+          {"task", to_string(p.tuning.task)},
+          {"lora_rank", p.tuning.lora_rank},
+          {"lora_targets", lora_targets_text(p.tuning.lora_targets)}};
 }
 
 std::string plan_to_shorthand(const Plan& p, const Workload& w) {
@@ -221,6 +232,12 @@ std::string plan_to_shorthand(const Plan& p, const Workload& w) {
   if (p.recompute_modules) s += ",recompute_modules=" + recompute_modules_text(p.recompute_modules);
   if (!p.reshard_after_forward) s += ",reshard=0";
   if (p.framework != TrainingFramework::megatron) s += std::string(",framework=") + to_string(p.framework);
+  if (p.offload.optimizer != MemoryTier::gpu) s += std::string(",offload_optimizer=") + to_string(p.offload.optimizer);
+  if (p.offload.params != MemoryTier::gpu) s += std::string(",offload_params=") + to_string(p.offload.params);
+  if (p.offload.activations != MemoryTier::gpu) s += std::string(",offload_activations=") + to_string(p.offload.activations);
+  if (p.tuning.task != TrainingTask::pretrain) s += std::string(",task=") + to_string(p.tuning.task);
+  if (p.tuning.adapters())
+    s += fmt::format(",lora_rank={},lora_targets={}", p.tuning.lora_rank, lora_targets_text(p.tuning.lora_targets));
   return s;
 }
 

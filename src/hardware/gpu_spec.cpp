@@ -71,6 +71,7 @@ void GpuSpec::validate() const {
                    kMaxHostOverlapExponent, "(1 = host and GPU never overlap; large = max(gpu, host))");
   require_in_range(p + "memory_reserve_gib", memory_reserve_gib, -kMaxNegativeReserveGib, hbm_gib,
                    "GiB beyond the modelled reserve (at least minus the CUDA context + workspaces, at most hbm_gib)");
+  host.validate();
 }
 
 }  // namespace tessera

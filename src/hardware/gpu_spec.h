@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "hardware/host_spec.h"
+
 namespace tessera {
 
 // Defaults of the refittable terms (GpuSpec below).
@@ -73,6 +75,7 @@ struct GpuSpec {
   double moe_dispatch_efficiency = kDefaultMoeDispatchEfficiency;  // speed of MoE routing / permute kernels relative to the model
   double host_overlap_exponent = kDefaultHostOverlapExponent;  // p of the host / GPU smooth maximum
   double memory_reserve_gib = 0;    // measured peak memory beyond the model's reserve (may be < 0)
+  HostSpec host;                    // the node this GPU ships in: host memory, PCIe, NVMe, CPU Adam
 
   double peak_flops(bool fp8) const { return (fp8 ? fp8_tflops : bf16_tflops) * 1e12; }
   void validate() const;  // throws tessera::Error("gpu.<field>", ...)

@@ -27,6 +27,14 @@ inline constexpr double kMaxEfficiency = 1.0;
 // GEMM dimension (elements) at which efficiency halves: 1 .. 1e5, above any hidden size in use.
 inline constexpr double kMinGemmHalfDim = 1.0;
 inline constexpr double kMaxGemmHalfDim = 1e5;
+// Host memory per node, GiB: up to 1 PiB (~30x the largest shared-memory servers, 32 TiB), and
+// local NVMe per node, TB: up to 10 PB (~300x a DGX H100's 30 TB of cache NVMe).
+inline constexpr double kMaxHostMemoryGib = 1024.0 * 1024.0;
+inline constexpr double kMaxNvmeTb = 10000.0;
+// A node's CPU optimizer step, 10^9 parameters per second: 1 M/s (one slow core) to 10^12/s, ~1000x
+// DeepSpeed CPU Adam on a two-socket server (~1-2 x 10^9/s, ZeRO-Offload Table 4 / research note).
+inline constexpr double kMinCpuAdamGparamsPerS = 1e-3;
+inline constexpr double kMaxCpuAdamGparamsPerS = 1e3;
 // GPUs in one node (NVLink domain): 1 .. 1024, above NVL576.
 inline constexpr int kMaxGpusPerNode = 1024;
 

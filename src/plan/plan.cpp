@@ -236,6 +236,103 @@ void check_framework(const Plan& p) {
   if (deepspeed_engine(p.framework) && p.cp != 1)
     throw Error("cp", std::string("framework ") + name + " has no context parallelism", "cp=1, or framework megatron");
 }
+
+// Which state each framework can move out of GPU memory (plan/memory_tiers.h):
+// - megatron: the optimizer to the CPU (--optimizer-cpu-offload: HybridDeviceOptimizer over the
+//   distributed optimizer's shard, so zero >= 1) and activations (--cpu-offloading, Transformer
+//   Engine's activation offload); no parameter offload, no NVMe.
+// - deepspeed, megatron-deepspeed: ZeRO-Offload (optimizer to CPU, zero >= 1) and ZeRO-Infinity
+//   (optimizer or parameters to CPU or NVMe; parameters and NVMe only under ZeRO-3), activation
+//   checkpoints to the CPU (activation_checkpointing.cpu_checkpointing: only the checkpoints, so
+//   recompute=full).
+// - torchtitan, nemo-automodel, pytorch: FSDP's CPU offload (FSDP2 CPUOffloadPolicy, FSDP1
+//   CPUOffload(offload_params=True)) moves the sharded parameters, their gradients and the
+//   optimizer step to the CPU together, so optimizer and params both cpu, under zero3; a plain
+//   loop can keep saved activations in host memory (torch.autograd.graph.save_on_cpu).
+void check_offload_support(const Plan& p) {
+  const StatePlacement& o = p.offload;
+  const std::string name = std::string("framework ") + to_string(p.framework);
+  if (o.activations == MemoryTier::nvme)
+    throw Error("offload_activations", "no framework pages activations to NVMe", "gpu, cpu");
+  if (p.framework == TrainingFramework::megatron) {
+    if (o.params != MemoryTier::gpu)
+      throw Error("offload_params", name + " keeps parameters in GPU memory", "gpu, or framework deepspeed");
+    if (o.optimizer == MemoryTier::nvme)
+      throw Error("offload_optimizer", name + " offloads the optimizer to the CPU only (--optimizer-cpu-offload)",
+                  "gpu, cpu, or framework deepspeed for nvme");
+  } else if (deepspeed_engine(p.framework)) {
+    const bool zero3 = p.zero == OptimizerSharding::zero3;
+    if (o.params != MemoryTier::gpu && !zero3)
+      throw Error("offload_params", "DeepSpeed offloads parameters only under ZeRO-3 (offload_param)", "gpu, or zero=3");
+    if (o.optimizer == MemoryTier::nvme && !zero3)
+      throw Error("offload_optimizer", "DeepSpeed offloads the optimizer to NVMe only under ZeRO-3 (ZeRO-Infinity)",
+                  "gpu, cpu, or zero=3 for nvme");
+    if (o.activations == MemoryTier::cpu && p.recompute != Recompute::full)
+      throw Error("offload_activations", "DeepSpeed's cpu_checkpointing moves activation checkpoints: needs recompute=full",
+                  "gpu, or recompute=full");
+  } else {
+    const bool fsdp_offload = o.optimizer != MemoryTier::gpu || o.params != MemoryTier::gpu;
+    if (fsdp_offload && (o.optimizer != MemoryTier::cpu || o.params != MemoryTier::cpu))
+      throw Error(o.optimizer == MemoryTier::cpu ? "offload_params" : "offload_optimizer",
+                  name + " offloads with FSDP's CPUOffloadPolicy: parameters, gradients and optimizer to the CPU together",
+                  "offload_optimizer=cpu with offload_params=cpu, or both gpu");
+    if (fsdp_offload && p.zero != OptimizerSharding::zero3)
+      throw Error("offload_params", name + " offloads FSDP-sharded parameters only", "zero=3 with CPU offload");
+    if (o.activations == MemoryTier::cpu && p.framework != TrainingFramework::pytorch)
+      throw Error("offload_activations", name + " has no activation offload", "gpu, or framework pytorch / megatron / deepspeed");
+  }
+  if (o.optimizer != MemoryTier::gpu && p.zero == OptimizerSharding::none && p.framework != TrainingFramework::pytorch &&
+      !fsdp2_framework(p.framework))
+    throw Error("offload_optimizer", name + " offloads the sharded optimizer (distributed optimizer / ZeRO)",
+                "gpu, or zero >= 1");
+}
+
+// The tiers the plan uses must exist on the cluster's nodes (hardware/host_spec.h).
+void check_offload_tiers(const Plan& p, const Cluster& c) {
+  const HostSpec& h = c.gpu.host;
+  const std::pair<const char*, MemoryTier> uses[] = {{"offload_optimizer", p.offload.optimizer},
+                                                     {"offload_params", p.offload.params},
+                                                     {"offload_activations", p.offload.activations}};
+  for (const auto& [key, tier] : uses) {
+    if (tier == MemoryTier::cpu && !h.has_cpu_tier())
+      throw Error(key, "the cluster's host memory, host link or CPU Adam rate is unknown for " + c.gpu.key,
+                  "gpu, or a cluster JSON with host.memory_gib, host.link_gbps and host.cpu_adam_gparams_per_s");
+    if (tier == MemoryTier::nvme && !h.has_nvme_tier())
+      throw Error(key, "the cluster's nodes have no NVMe (" + c.gpu.key + ")",
+                  "gpu, cpu, or a cluster JSON with host.nvme_tb and host.nvme_gbps");
+    if (tier == MemoryTier::nvme && !h.has_cpu_tier())
+      throw Error(key, "NVMe offload stages through host memory, which is unknown for " + c.gpu.key,
+                  "gpu, or a cluster JSON with host.memory_gib and host.link_gbps");
+  }
+}
+
+// LoRA / QLoRA (plan/fine_tuning.h): an adapter of rank 1 .. hidden on frameworks that attach one
+// (PEFT under a plain loop or DeepSpeed, NeMo AutoModel's PEFT); QLoRA's 4-bit base needs
+// bitsandbytes (PEFT) and computes in bf16.
+void check_fine_tuning(const Plan& p, const ModelSpec& m) {
+  const FineTuning& t = p.tuning;
+  if (!t.adapters()) {
+    if (t.lora_rank != 0)
+      throw Error("lora_rank", "only applies to task lora or qlora (task is " + std::string(to_string(t.task)) + ")",
+                  "0, or task=lora|qlora");
+    return;
+  }
+  if (t.lora_rank < 1 || t.lora_rank > m.hidden)
+    throw Error("lora_rank", "got " + std::to_string(t.lora_rank), "1 .. " + std::to_string(m.hidden) + " (the hidden size)");
+  if (t.lora_targets == 0 || (t.lora_targets & ~kLoraAllLinear) != 0)
+    throw Error("lora_targets", "no module targeted", "all-linear, attention, or a '+' list of q, k, v, o, gate, up, down");
+  if (m.attention == AttentionKind::mla)
+    throw Error("task", "LoRA targets of MLA attention (q_a_proj, kv_b_proj, ...) are not modelled", "pretrain or full-finetune for an MLA model");
+  const bool peft = p.framework == TrainingFramework::pytorch || deepspeed_engine(p.framework) ||
+                    p.framework == TrainingFramework::nemo_automodel;
+  if (!peft || p.framework == TrainingFramework::megatron_deepspeed)
+    throw Error("task", std::string("framework ") + to_string(p.framework) + " trains every parameter (no LoRA adapters)",
+                "pretrain or full-finetune, or framework pytorch, deepspeed, nemo-automodel for lora");
+  if (t.quantized_base() && p.precision != Precision::bf16)
+    throw Error("precision", "QLoRA dequantizes its 4-bit weights to bf16 for every GEMM", "bf16");
+  if (t.quantized_base() && p.framework == TrainingFramework::nemo_automodel)
+    throw Error("task", "QLoRA's 4-bit base runs through bitsandbytes under PEFT", "lora, or framework pytorch / deepspeed");
+}
 }  // namespace
 
 Plan as_run_by_framework(const Plan& plan) {
@@ -250,9 +347,16 @@ Plan as_run_by_framework(const Plan& plan) {
   return p;
 }
 
+void check_offload(const Plan& p, const Cluster& c) {
+  check_offload_support(p);
+  check_offload_tiers(p, c);
+}
+
 void validate_plan(const Plan& p, const ModelSpec& m, const Cluster& c, const Workload& w) {
   w.validate();
   check_framework(p);
+  check_offload(p, c);
+  check_fine_tuning(p, m);
   require_positive("tp", p.tp, kMaxDegree);
   require_positive("pp", p.pp, kMaxDegree);
   require_positive("dp", p.dp, kMaxDegree);

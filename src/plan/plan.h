@@ -12,6 +12,8 @@
 #include "hardware/cluster.h"
 #include "model/flops.h"
 #include "model/model_spec.h"
+#include "plan/fine_tuning.h"
+#include "plan/memory_tiers.h"
 
 namespace tessera {
 
@@ -140,6 +142,9 @@ struct Plan {
   // fewer (possibly none). Exclusive with first_stage_layers / last_stage_layers.
   bool account_embedding = false;
   bool account_loss = false;
+  // Offload tiers (plan/memory_tiers.h) and the fine-tuning task (plan/fine_tuning.h).
+  StatePlacement offload;
+  FineTuning tuning;
 
   std::int64_t gpus() const { return saturating_product({tp, pp, dp, cp}); }
   std::int64_t expert_tp() const { return etp == 0 ? tp : etp; }
@@ -168,6 +173,11 @@ constexpr bool context_parallel_supported(std::int64_t cp, std::int64_t seq_len,
 
 void validate_plan(const Plan& plan, const ModelSpec& model, const Cluster& cluster,
                    const Workload& workload);
+
+// The part of validate_plan about offload tiers: what the plan's framework can move where
+// (plan.cpp check_offload_support) and whether the cluster's nodes have those tiers. Throws Error
+// naming the offload key.
+void check_offload(const Plan& plan, const Cluster& cluster);
 
 // The plan as its framework runs it: the switches a framework fixes whatever the user asked for.
 // DeepSpeed's engines (deepspeed, megatron-deepspeed, DeepSpeed edaa7221): with pp > 1 the

@@ -40,6 +40,9 @@ struct PlanConstraints {
   // TP-communication overlap (Megatron --tp-comm-overlap, TE userbuffers); unset = on wherever
   // it is legal (tp > 1 with sequence parallelism), where it is never slower (search/planner.h).
   std::optional<bool> overlap_tp_comm;
+  // Offload tiers (plan/memory_tiers.h): pinned, or searched (search/planner.h: only when no
+  // plan fits on the GPUs alone).
+  std::optional<MemoryTier> offload_optimizer, offload_params, offload_activations;
   bool allow_cross_node_tp = false;
   // Every field the search does not set (overlap switches, attention kernel, p2p) comes from here.
   Plan defaults;

@@ -11,6 +11,22 @@ namespace tessera {
 
 namespace {
 double gib(double bytes) { return bytes / units::kGiB; }
+
+// Where offloaded state lives, per node, against the node's capacity (plan/memory_tiers.h).
+std::string offloaded_memory_text(const Estimate& e, const Plan& p) {
+  if (!p.offload.any_offload()) return "";
+  std::string out = fmt::format("offloaded ({} optimizer, {} parameters, {} activations)\n", to_string(p.offload.optimizer),
+                                to_string(p.offload.params), to_string(p.offload.activations));
+  const bool host_fits = e.host_memory_bytes_per_node <= e.host_capacity_bytes_per_node;
+  out += fmt::format("  {:<24}{:10.1f} GiB of {:.0f} per node: {}\n", "host memory", gib(e.host_memory_bytes_per_node),
+                     gib(e.host_capacity_bytes_per_node), host_fits ? "fits" : "DOES NOT FIT");
+  if (p.offload.uses(MemoryTier::nvme)) {
+    const bool nvme_fits = e.nvme_bytes_per_node <= e.nvme_capacity_bytes_per_node;
+    out += fmt::format("  {:<24}{:10.2f} TB of {:.1f} per node: {}\n", "NVMe", e.nvme_bytes_per_node / 1e12,
+                       e.nvme_capacity_bytes_per_node / 1e12, nvme_fits ? "fits" : "DOES NOT FIT");
+  }
+  return out;
+}
 }  // namespace
 
 nlohmann::json estimate_to_json(const Estimate& e) {
@@ -36,8 +52,15 @@ nlohmann::json estimate_to_json(const Estimate& e) {
         {"pp_comm_s", e.time.pp_comm_s},
         {"bubble_s", e.time.bubble_s},
         {"dp_comm_s", e.time.dp_comm_s},
-        {"optimizer_s", e.time.optimizer_s}}},
+        {"optimizer_s", e.time.optimizer_s},
+        {"offload_s", e.time.offload_s}}},
       {"memory", memory_to_json(e.memory, e.peak_memory_stage)},
+      {"fits_gpu", e.fits_gpu},
+      {"offloaded",
+       {{"host_gib_per_node", gib(e.host_memory_bytes_per_node)},
+        {"host_capacity_gib_per_node", gib(e.host_capacity_bytes_per_node)},
+        {"nvme_tb_per_node", e.nvme_bytes_per_node / 1e12},
+        {"nvme_capacity_tb_per_node", e.nvme_capacity_bytes_per_node / 1e12}}},
   };
 }
 
@@ -93,15 +116,18 @@ std::string estimate_to_table(const Estimate& e, const ModelSpec& m, const Clust
       {"optimizer step", e.time.optimizer_s}};
   for (const auto& [name, value] : rows)
     out += fmt::format("  {:<24}{:10.3f} s {:6.1f}%\n", name, value, pct(value));
+  if (p.offload.any_offload())
+    out += fmt::format("  {:<24}{:10.3f} s {:6.1f}%\n", "offload copies", e.time.offload_s, pct(e.time.offload_s));
   out += fmt::format("\nmemory per GPU (peak stage {})   {:.1f} GiB of {:.1f} usable: {}\n",
                      e.peak_memory_stage, gib(e.peak_memory_bytes), gib(e.usable_memory_bytes),
-                     e.fits ? "fits" : "DOES NOT FIT");
+                     e.fits_gpu ? "fits" : "DOES NOT FIT");
   const std::pair<const char*, double> mem[] = {
       {"weights", e.memory.weights_bytes},         {"gradients", e.memory.gradients_bytes},
       {"optimizer state", e.memory.optimizer_bytes}, {"activations", e.memory.activations_bytes},
       {"logits", e.memory.logits_bytes},           {"buffers", e.memory.buffers_bytes},
       {"framework", e.memory.framework_bytes}};
   for (const auto& [name, value] : mem) out += fmt::format("  {:<24}{:10.2f} GiB\n", name, gib(value));
+  out += offloaded_memory_text(e, p);
   out += fmt::format("\nconfidence  {}\n", confidence_text(estimate_confidence(m, c, p, w, &e)));
   return out;
 }

@@ -77,7 +77,7 @@ bool same_configuration(const Plan& a, const Plan& b) {
                     p.overlap_tp_comm, p.overlap_p2p, p.dispatcher, p.capacity_factor, p.force_balance,
                     p.overlap_ep, p.delay_wgrad, p.fp8_recipe, p.fp8_param_gather, p.recompute_modules,
                     p.reshard_after_forward, p.framework, p.flash_attention, p.p2p_scatter_gather, p.first_stage_layers,
-                    p.last_stage_layers, p.account_embedding, p.account_loss);
+                    p.last_stage_layers, p.account_embedding, p.account_loss, p.offload, p.tuning);
   };
   return fields(a) == fields(b);
 }

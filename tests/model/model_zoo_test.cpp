@@ -50,6 +50,8 @@ const std::vector<Published>& published_counts() {
       {"opt-175b", 175e9, 1e9, "OPT paper Table 1"},
       // Hugging Face API safetensors.total of the released weights (Llama 2 checkpoints also
       // store 64 rotary inv_freq entries per layer, 2,048-5,120 values in all).
+      // Touvron et al. 2023 (arXiv 2302.13971) Table 2: LLaMA 65B, "65.2B".
+      {"llama-65b", 65.2e9, 0.1e9, "LLaMA paper Table 2"},
       {"llama2-7b", 6'738'417'664.0, 0, "HF meta-llama/Llama-2-7b-hf safetensors total"},
       {"llama2-13b", 13'015'866'880.0, 0, "HF meta-llama/Llama-2-13b-hf safetensors total"},
       {"llama2-70b", 68'976'653'312.0, 0, "HF meta-llama/Llama-2-70b-hf safetensors total"},

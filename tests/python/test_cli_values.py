@@ -33,10 +33,11 @@ PLAN = keys("tp", "pp", "dp", "cp", "ep", "vpp", "mb", "gbs", "seq", "recompute"
             "precision", "overlap_grad", "overlap_param", "overlap_tp", "overlap_p2p", "p2p_sg", "flash",
             "first_stage_layers", "last_stage_layers", "account_embedding", "account_loss", "etp", "dispatcher", "capacity_factor", "force_balance",
             "overlap_ep", "delay_wgrad", "fp8_recipe", "fp8_param_gather", "recompute_modules", "reshard",
-            "framework")
+            "framework", "offload_optimizer", "offload_params", "offload_activations", "task", "lora_rank",
+            "lora_targets")
 # README "tessera estimate" --json.
 BREAKDOWN = keys("compute_s", "recompute_s", "tp_comm_s", "cp_comm_s", "ep_comm_s", "pp_comm_s", "bubble_s",
-                 "dp_comm_s", "optimizer_s")
+                 "dp_comm_s", "optimizer_s", "offload_s")
 MEMORY = keys("stage", "weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "logits_gib",
               "buffers_gib", "framework_gib")
 CONFIDENCE = dict(keys("validated", "class", "description", "runs", "sources", "median_error_pct", "p90_error_pct",
@@ -45,7 +46,9 @@ CONFIDENCE = dict(keys("validated", "class", "description", "runs", "sources", "
                               sources=Optional(), median_error_pct=Optional(), max_error_pct=Optional()))
 ESTIMATE_FIGURES = dict(keys("iteration_time_s", "tokens_per_s", "mfu", "hfu", "mfu_fp8_peak", "model_tflops_per_gpu",
                              "hardware_tflops_per_gpu", "model_flops", "hardware_flops", "peak_memory_gib",
-                             "usable_memory_gib", "fits"), breakdown=BREAKDOWN, memory=MEMORY)
+                             "usable_memory_gib", "fits", "fits_gpu"), breakdown=BREAKDOWN, memory=MEMORY,
+                        offloaded=keys("host_gib_per_node", "host_capacity_gib_per_node", "nvme_tb_per_node",
+                                       "nvme_capacity_tb_per_node"))
 # stage_memory: every stage's memory (issue 16: the report's per-stage bars).
 ESTIMATE = dict(ESTIMATE_FIGURES, schema_version=None, model=None, cluster=keys("gpu", "gpus", "gpus_per_node"),
                 plan=PLAN, confidence=CONFIDENCE, stage_memory=[dict(MEMORY, total_gib=None)])
@@ -56,6 +59,7 @@ PLAN_ENTRY = dict(keys("iteration_time_s", "mfu", "tokens_per_s", "peak_memory_g
                   megatron_error=Optional())
 PLAN_SEARCH = dict(keys("schema_version", "evaluated", "feasible", "search_time_s", "plans_per_s",
                         "memory_limit_gib", "headroom_gib", "aliases", "why"),
+                   offload_steps=[keys("optimizer", "params", "activations", "min_peak_gib", "fits", "pinned")],
                    plans=[PLAN_ENTRY], min_peak_memory_gib=Optional())
 # README "tessera validate" --json.
 VALIDATE = dict(schema_version=None,
@@ -86,6 +90,7 @@ GPU = keys("key", "name", "family", "source", "aliases", "bf16_tflops", "fp8_tfl
            "hbm_efficiency", "nvlink_efficiency",
            "network_efficiency", "kernel_overhead_s", "host_op_dispatch_s", "nvlink_latency_s", "network_latency_s",
            "all_to_all_efficiency", "moe_dispatch_efficiency", "host_overlap_exponent", "memory_reserve_gib")
+GPU["host"] = keys("memory_gib", "link_gbps", "nvme_tb", "nvme_gbps", "cpu_adam_gparams_per_s", "source")
 GPUS = dict(schema_version=None, gpus=[GPU])
 # README "Model JSON": `tessera models --json` prints each zoo model in that format (every key, with
 # its default), plus its exact parameter counts; README "tessera models" lists the multimodal ones.

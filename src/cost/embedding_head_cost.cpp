@@ -1,0 +1,53 @@
+#include "cost/embedding_head_cost.h"
+
+#include "cost/adapter_cost.h"
+#include "cost/compute_cost.h"
+#include "cost/eager_kernels.h"
+#include "core/units.h"
+
+namespace tessera {
+
+namespace {
+constexpr double kB16 = units::kBytesBf16;
+// Backward of a linear layer: input-gradient and weight-gradient GEMMs of the forward's shape.
+constexpr double kGemmBackwardOverForward = 2.0;
+// Cross-entropy over fp32 logits as Megatron-LM's vocab-parallel loss runs it in separate
+// PyTorch ops (core/tensor_parallel/cross_entropy.py, r0.8): transpose, upcast, max, subtract,
+// exp, sum, divide forward (~42 bytes per logit); softmax-minus-one-hot, scale, downcast,
+// transpose backward (~26 bytes).
+constexpr double kLossBytesPerLogit = 68.0;
+}  // namespace
+
+StageCost embedding_cost(const LayerContext& x, double tp_one_s) {
+  StageCost embed;
+  const double h = static_cast<double>(x.m.hidden);
+  embed.compute_s = memory_bound_time_s((kB16 + units::kBytesFp32 * 2.0) * x.tokens * h, x.c.gpu);
+  embed.tp_s = tp_one_s;
+  embed.fwd_s = embed.compute_s / 3.0 + tp_one_s;
+  embed.bwd_s = embed.compute_s * 2.0 / 3.0;
+  return embed;
+}
+
+StageCost output_head_cost(const LayerContext& x, double tp_one_s) {
+  StageCost head;
+  const double h = static_cast<double>(x.m.hidden);
+  const double vocab_local = static_cast<double>(x.m.vocab) / x.tp;
+  const double gemm = gemm_time_s(x.tokens, vocab_local, h, 1.0, x.c.gpu, false);
+  const bool eager = x.p.framework == TrainingFramework::pytorch;
+  // Eager PyTorch: transformers' loss (eager_kernels.h) and autocast's bf16 copy of the fp32
+  // lm_head weight each forward, its gradient cast back.
+  const double loss_bytes = (eager ? kEagerLossBytesPerLogit : kLossBytesPerLogit) * x.tokens * vocab_local;
+  // Under PEFT the head is frozen: no weight gradient; QLoRA keeps it in fp32 (cast each forward).
+  const bool frozen = x.p.tuning.adapters();
+  const double cast_per_param = frozen ? (x.p.tuning.quantized_base() ? kEagerWeightCastBytesPerParam : 0.0)
+                                       : kEagerWeightCastBytesPerParam + kEagerGradCastBytesPerParam;
+  const double head_cast_bytes = eager ? cast_per_param * vocab_local * h : 0.0;
+  const double loss = memory_bound_time_s(loss_bytes + head_cast_bytes, x.c.gpu);
+  head.compute_s = gemm * (1.0 + (frozen ? kFrozenGemmBackwardOverForward : kGemmBackwardOverForward)) + loss;
+  head.tp_s = x.p.sequence_parallel ? tp_one_s : 0.0;  // gather the sequence before the logits
+  head.fwd_s = gemm + loss / 2.0 + head.tp_s / 2.0;
+  head.bwd_s = head.compute_s - gemm - loss / 2.0 + head.tp_s / 2.0;
+  return head;
+}
+
+}  // namespace tessera

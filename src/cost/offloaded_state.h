@@ -1,0 +1,43 @@
+// Moving a stage's training state out of GPU memory as the plan places it (plan/memory_tiers.h):
+// which bytes leave the GPU, which stay behind as staging buffers, and where the moved ones live.
+// What each framework keeps on the GPU when it offloads:
+// - deepspeed engines: ZeRO-Offload streams each 16-bit gradient bucket to the host as backward
+//   produces it, so the GPU holds one reduce bucket (reduce_bucket_size, DeepSpeed's default
+//   5e8 elements, runtime/zero/config.py); the host holds the fp32 gradient partition beside the
+//   fp32 master and Adam's moments (runtime/zero/stage_1_and_2.py single_partition_of_fp32_groups).
+//   Parameters offloaded under ZeRO-3 keep only the gathered layers on the GPU; from NVMe they
+//   pass through pinned host buffers (offload_param buffer_count 5 x buffer_size 1e8 elements).
+// - megatron: --optimizer-cpu-offload moves the distributed optimizer's shard (fp32 master and
+//   moments) and a CPU copy of its gradients; the fp32 main-gradient buffer stays on the GPU.
+// - FSDP (torchtitan, nemo-automodel, pytorch): CPUOffloadPolicy keeps sharded parameters,
+//   their gradients and the optimizer on the host; the GPU holds the gathered units only.
+// - activations to cpu: every layer's saved tensors leave once the next layer has run; two layers'
+//   worth stay (the one being copied out and, in backward, the one being prefetched back).
+#pragma once
+
+#include "cost/estimate.h"
+#include "plan/plan.h"
+
+namespace tessera {
+
+// A stage's persistent state on one GPU as if nothing were offloaded, by element counts.
+struct ResidentState {
+  double optimizer_params = 0;  // parameters whose optimizer state the GPU holds (its shard)
+  double activation_layer_bytes = 0;  // one layer's saved activations for one micro-batch
+};
+
+// DeepSpeed's reduce bucket: 5e8 elements (ZERO_OPTIMIZATION_REDUCE_BUCKET_SIZE default) of 16 bits.
+inline constexpr double kDeepSpeedReduceBucketBytes = 5e8 * 2.0;
+// DeepSpeed's pinned staging for parameters paged from NVMe: buffer_count 5 x buffer_size 1e8
+// elements of 16 bits (runtime/zero/offload_config.py DeepSpeedZeroOffloadParamConfig defaults).
+inline constexpr double kDeepSpeedParamStagingBytes = 5.0 * 1e8 * 2.0;
+// Gradient bytes per parameter the host holds beside an offloaded optimizer: the fp32 gradient
+// the CPU optimizer step reads.
+inline constexpr double kHostGradBytesPerParam = 4.0;
+// Layers of activations that stay on the GPU when activations are offloaded.
+inline constexpr double kActivationWindowLayers = 2.0;
+
+// Moves what `p.offload` names from `mem` (GPU bytes) into mem.host_bytes / mem.nvme_bytes.
+void move_offloaded_state(MemoryBreakdown& mem, const Plan& p, const ResidentState& state);
+
+}  // namespace tessera

@@ -1,0 +1,78 @@
+// What leaves the GPU when state is offloaded (cost/offloaded_state.h): the moved bytes land on the
+// named tier (conservation), plus the fp32 gradients the host optimizer reads; what each framework
+// keeps on the GPU.
+#include "cost/offloaded_state.h"
+
+#include <gtest/gtest.h>
+
+namespace tessera {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+MemoryBreakdown resident() {
+  MemoryBreakdown m;
+  m.weights_bytes = 20 * kGiB;
+  m.gradients_bytes = 40 * kGiB;
+  m.optimizer_bytes = 120 * kGiB;
+  m.activations_bytes = 30 * kGiB;
+  m.logits_bytes = 2 * kGiB;
+  return m;
+}
+
+Plan plan(TrainingFramework f, StatePlacement where) {
+  Plan p;
+  p.framework = f;
+  p.zero = OptimizerSharding::zero3;
+  p.offload = where;
+  return p;
+}
+
+constexpr MemoryTier kGpu = MemoryTier::gpu, kCpu = MemoryTier::cpu, kNvme = MemoryTier::nvme;
+constexpr double kParams = 10e9;  // 10 G parameters in the optimizer shard: 40 GB of fp32 gradients
+
+TEST(OffloadedState, TheOptimizerMovesWithItsFp32GradientsAndDeepSpeedKeepsOneBucket) {
+  MemoryBreakdown m = resident();
+  move_offloaded_state(m, plan(TrainingFramework::deepspeed, {kCpu, kGpu, kGpu}), {kParams, 1 * kGiB});
+  EXPECT_EQ(m.optimizer_bytes, 0.0);
+  EXPECT_DOUBLE_EQ(m.host_bytes, 120 * kGiB + kHostGradBytesPerParam * kParams);
+  EXPECT_DOUBLE_EQ(m.gradients_bytes, kDeepSpeedReduceBucketBytes);
+  EXPECT_EQ(m.weights_bytes, 20 * kGiB);
+  EXPECT_EQ(m.nvme_bytes, 0.0);
+}
+
+TEST(OffloadedState, MegatronKeepsItsMainGradientBufferOnTheGpu) {
+  MemoryBreakdown m = resident();
+  move_offloaded_state(m, plan(TrainingFramework::megatron, {kCpu, kGpu, kGpu}), {kParams, 1 * kGiB});
+  EXPECT_EQ(m.gradients_bytes, 40 * kGiB);
+  EXPECT_EQ(m.optimizer_bytes, 0.0);
+}
+
+TEST(OffloadedState, NvmeHoldsTheOptimizerAndParametersStageThroughPinnedHostBuffers) {
+  const MemoryBreakdown before = resident();
+  MemoryBreakdown m = before;
+  move_offloaded_state(m, plan(TrainingFramework::deepspeed, {kNvme, kNvme, kGpu}), {kParams, 1 * kGiB});
+  EXPECT_DOUBLE_EQ(m.nvme_bytes, before.optimizer_bytes + before.weights_bytes);
+  EXPECT_DOUBLE_EQ(m.host_bytes, kHostGradBytesPerParam * kParams + kDeepSpeedParamStagingBytes);
+  EXPECT_EQ(m.weights_bytes, 0.0);
+}
+
+TEST(OffloadedState, ActivationsLeaveAllButATwoLayerWindowAndNothingIsLost) {
+  const MemoryBreakdown before = resident();
+  MemoryBreakdown m = before;
+  move_offloaded_state(m, plan(TrainingFramework::pytorch, {kGpu, kGpu, kCpu}), {kParams, 1 * kGiB});
+  EXPECT_DOUBLE_EQ(m.activations_bytes, kActivationWindowLayers * kGiB);
+  EXPECT_DOUBLE_EQ(m.activations_bytes + m.host_bytes, before.activations_bytes);
+  EXPECT_DOUBLE_EQ(m.total(), before.total() - m.host_bytes);
+}
+
+TEST(OffloadedState, FsdpMovesGradientsWithTheShardedParameters) {
+  MemoryBreakdown m = resident();
+  move_offloaded_state(m, plan(TrainingFramework::torchtitan, {kCpu, kCpu, kGpu}), {kParams, 1 * kGiB});
+  EXPECT_EQ(m.gradients_bytes, 0.0);
+  EXPECT_EQ(m.weights_bytes, 0.0);
+  EXPECT_DOUBLE_EQ(m.host_bytes, 120 * kGiB + 20 * kGiB + kHostGradBytesPerParam * kParams);
+}
+
+}  // namespace
+}  // namespace tessera
