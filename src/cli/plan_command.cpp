@@ -1,5 +1,5 @@
 // tessera plan --model M --cluster C --gbs B [--seq S] [--top K] [--json] [--quiet]
-//              [--emit megatron|torchtitan|json|rank-layout] [--fix tp=8,...] [--max-memory-gib X]
+//              [--emit megatron|torchtitan|deepspeed|peft|json|rank-layout] [--fix tp=8,...] [--max-memory-gib X]
 //              [--failures] [--mtbf-node-h X] [--ckpt-gbps Y] [--restart-s Z] [--node-write-gbps W]
 //              [--async-ckpt] [--no-fully-parallel-save] [--spare-nodes N] [--replacement-wait-s S]
 // --failures (or any of the flags after it) ranks plans by expected goodput under failures
@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <mutex>
 #include <optional>
+#include <set>
 
 #include <fmt/core.h>
 
@@ -32,7 +33,9 @@
 #include "core/checks.h"
 #include "core/error.h"
 #include "core/units.h"
+#include "export/deepspeed_config.h"
 #include "export/megatron_launch.h"
+#include "export/peft_lora_config.h"
 #include "export/torchtitan_config.h"
 #include "formats/cross_pool_plan_json.h"
 #include "formats/json_fields.h"
@@ -290,7 +293,7 @@ void add_search_options(CLI::App& sub, PlanOptions& o) {
   sub.add_option("--seq", o.seq, "Sequence length (default: the model's context)");
   sub.add_option("--top", o.top, "Plans to print")->capture_default_str();
   sub.add_option("--emit", o.emit,
-                 "Print only the best plan as megatron | torchtitan | json (multimodal: megatron, when monolithic is "
+                 "Print only the best plan as megatron | torchtitan | deepspeed | peft | json (multimodal: megatron, when monolithic is "
                  "recommended; several pools: rank-layout, when a cross-pool pipeline is)");
   sub.add_option("--fix", o.fix, "Pin degrees or switches, e.g. tp=8,recompute=full");
   sub.add_option("--framework", o.framework,
@@ -388,8 +391,9 @@ int multimodal_plan_command(const PlanOptions& o, const CLI::App& sub, const Lin
 // --emit, --top and --framework, checked against the cluster; the pins of --fix with them.
 PlanConstraints plan_constraints(const PlanOptions& o, const MixedCluster& mixed) {
   if (o.top < 1 || o.top > 1000) throw Error("--top", "got " + std::to_string(o.top), "1 to 1000");
-  if (!o.emit.empty() && o.emit != "megatron" && o.emit != "torchtitan" && o.emit != "json" && o.emit != "rank-layout")
-    throw Error("--emit", "unknown format '" + o.emit + "'", "megatron, torchtitan, json, rank-layout");
+  static const std::set<std::string> kFormats = {"megatron", "torchtitan", "deepspeed", "peft", "json", "rank-layout"};
+  if (!o.emit.empty() && !kFormats.contains(o.emit))
+    throw Error("--emit", "unknown format '" + o.emit + "'", "megatron, torchtitan, deepspeed, peft, json, rank-layout");
   if (o.emit == "rank-layout" && mixed.pools.size() < 2)
     throw Error("--emit", "rank-layout describes a pipeline across pools", "a cluster of several pools");
   PlanConstraints fix = parse_constraints(o.fix);
@@ -398,10 +402,6 @@ PlanConstraints plan_constraints(const PlanOptions& o, const MixedCluster& mixed
   } catch (const Error& e) {
     throw Error("--framework", "unknown framework '" + o.framework + "'", e.allowed());
   }
-  if (o.emit == "torchtitan" && fix.defaults.framework != TrainingFramework::torchtitan)
-    throw Error("--emit", "torchtitan needs a plan torchtitan can run", "--framework torchtitan --emit torchtitan");
-  if (o.emit == "megatron" && fix.defaults.framework != TrainingFramework::megatron)
-    throw Error("--emit", "megatron needs a Megatron plan", "--framework megatron (the default) with --emit megatron");
   fix.allow_cross_node_tp = o.cross_node_tp;
   if (o.max_memory_gib != 0) fix.max_memory_gib = o.max_memory_gib;
   try {
@@ -412,16 +412,33 @@ PlanConstraints plan_constraints(const PlanOptions& o, const MixedCluster& mixed
   return fix;
 }
 
-// LoRA / QLoRA defaults, each said (DefaultNote): PEFT runs under a plain PyTorch loop unless
-// --framework names another; the rank is PEFT's LoraConfig default r = 8 (peft/tuners/lora/
+// --emit against the framework and task the search runs (after the fine-tuning defaults).
+void check_emit_format(const std::string& emit, const Plan& defaults) {
+  const TrainingFramework fw = defaults.framework;
+  if (emit == "torchtitan" && fw != TrainingFramework::torchtitan)
+    throw Error("--emit", "torchtitan needs a plan torchtitan can run", "--framework torchtitan --emit torchtitan");
+  if (emit == "megatron" && fw != TrainingFramework::megatron)
+    throw Error("--emit", "megatron needs a Megatron plan", "--framework megatron (the default) with --emit megatron");
+  if (emit == "deepspeed" && !deepspeed_engine(fw))
+    throw Error("--emit", "deepspeed needs a plan DeepSpeed runs", "--framework deepspeed or megatron-deepspeed");
+  if (emit == "peft" && !defaults.tuning.adapters())
+    throw Error("--emit", "peft writes a LoRA adapter's config", "--task lora or --task qlora with --emit peft");
+}
+
+// Fine-tuning defaults, each said (DefaultNote): without --framework, a full fine-tune runs on
+// DeepSpeed (the Hugging Face Trainer's engine for ZeRO and ZeRO-Offload) and LoRA / QLoRA under
+// a plain PyTorch loop with PEFT; the rank is PEFT's LoraConfig default r = 8 (peft/tuners/lora/
 // config.py); the targets every linear layer (kDefaultLoraTargets).
-void fill_adapter_defaults(PlanConstraints& fix, const std::string& fix_text, const CLI::App& sub, DefaultNote& framework_note,
-                           DefaultNote& rank_note) {
-  if (!fix.defaults.tuning.adapters()) return;
-  if (!given(sub, "--framework")) {
-    fix.defaults.framework = TrainingFramework::pytorch;
-    framework_note.set("--framework", "pytorch, PEFT's LoRA under a plain PyTorch loop");
+void fill_tuning_defaults(PlanConstraints& fix, const std::string& fix_text, const CLI::App& sub, DefaultNote& framework_note,
+                          DefaultNote& rank_note) {
+  const TrainingTask task = fix.defaults.tuning.task;
+  if (task != TrainingTask::pretrain && !given(sub, "--framework")) {
+    const bool full = task == TrainingTask::full_finetune;
+    fix.defaults.framework = full ? TrainingFramework::deepspeed : TrainingFramework::pytorch;
+    framework_note.set("--framework", full ? "deepspeed, the Hugging Face Trainer's engine for a full fine-tune"
+                                           : "pytorch, PEFT's LoRA under a plain PyTorch loop");
   }
+  if (!fix.defaults.tuning.adapters()) return;
   if (fix_text.find("lora_rank") == std::string::npos) {
     fix.defaults.tuning.lora_rank = kPeftDefaultLoraRank;
     rank_note.set("--fix lora_rank", std::to_string(kPeftDefaultLoraRank) + ", PEFT's LoraConfig default");
@@ -491,6 +508,8 @@ void emit_best_plan(const std::string& format, const PlanSearch& search, const M
   const Plan& best = search.plans[0].plan;
   if (format == "megatron") io.print("{}", megatron_launch_script(model, cluster, best, w));
   if (format == "torchtitan") io.print("{}", torchtitan_job_text(torchtitan_job(model, best, w, cluster)));
+  if (format == "deepspeed") io.print("{}\n", json_fields::to_text(deepspeed_config(model, best, w, cluster), 2));
+  if (format == "peft") io.print("{}\n", json_fields::to_text(peft_export(model, best), 2));
   if (format == "json") {
     nlohmann::json j = {{"schema_version", kSchemaVersion},
                         {"model", model.name},
@@ -520,7 +539,8 @@ int plan_command(const PlanOptions& o, const CLI::App& sub, const CommandOutput&
   if (!given(sub, "--seq")) seq_note.set("--seq", std::to_string(w.seq_len) + " tokens, the model's context");
   PlanConstraints fix = plan_constraints(o, mixed);
   DefaultNote framework_note(io), rank_note(io);
-  fill_adapter_defaults(fix, o.fix, sub, framework_note, rank_note);
+  fill_tuning_defaults(fix, o.fix, sub, framework_note, rank_note);
+  check_emit_format(o.emit, fix.defaults);
   ProgressBar bar;
   const PlannerOptions options = planner_options(o, failures_on, bar, io);
   if (!o.compare_profile.empty())

@@ -13,4 +13,7 @@ namespace tessera {
 // held back for the OS or data loaders: the estimate prints the margin.
 void set_memory_verdict(Estimate& e, const Cluster& cluster, double host_bytes_per_gpu, double nvme_bytes_per_gpu);
 
+// Whether the state a plan offloads fits the node's host memory and NVMe (figures set above).
+bool offloaded_state_fits(const Estimate& e);
+
 }  // namespace tessera

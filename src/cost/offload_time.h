@@ -2,7 +2,7 @@
 // - The optimizer step on the host CPU: the node's CPU updates the optimizer shards of all its
 //   GPUs (DeepSpeed CPU Adam, ZeRO-Offload Ren et al. ATC'21 §4.3), at the node's measured rate
 //   (HostSpec::cpu_adam_gparams_per_s). From NVMe the shard is read and written back (fp32 master
-//   and two moments, 12 B each way per parameter), overlapped with the CPU step (ZeRO-Infinity,
+//   and two moments with the fp32 gradient, 16 B read and 12 B written per parameter), overlapped with the CPU step (ZeRO-Infinity,
 //   Rajbhandari et al. SC'21 §6.3 "overlap-centric design"): the slower of the two.
 // - Gradients copied to the host for that step, streamed while backward runs (DeepSpeed offloads
 //   each reduced bucket as it completes): exposed only beyond the last micro-batch's backward.
@@ -56,7 +56,8 @@ double offload_exposed_s(const Plan& plan, const Cluster& cluster, const Offload
 // The optimizer step on the host CPU (and NVMe) for a GPU's shard of `optimizer_params`.
 double cpu_optimizer_step_s(const Plan& plan, const Cluster& cluster, double optimizer_params);
 
-// NVMe traffic of an optimizer step per parameter: fp32 master and two moments read, then written.
-inline constexpr double kNvmeOptimizerBytesPerParam = 2.0 * 12.0;
+// NVMe traffic of an optimizer step per parameter: the fp32 gradient, master and two moments read
+// (16 B), then master and moments written back (12 B); the gradient's own write overlaps backward.
+inline constexpr double kNvmeOptimizerBytesPerParam = 16.0 + 12.0;
 
 }  // namespace tessera

@@ -14,8 +14,14 @@ void move_optimizer(MemoryBreakdown& mem, const Plan& p, const ResidentState& s)
   const MemoryTier tier = p.offload.optimizer;
   add_to(mem, tier, mem.optimizer_bytes);
   mem.optimizer_bytes = 0;
-  // The fp32 gradients the CPU step reads live in host memory (staged there for an NVMe optimizer too).
-  mem.host_bytes += kHostGradBytesPerParam * s.optimizer_params;
+  // The fp32 gradients the CPU step reads: in host memory, or swapped out to NVMe beside the
+  // optimizer state, which then passes through the swapper's pinned sub-group buffers.
+  if (tier == MemoryTier::nvme) {
+    mem.nvme_bytes += kHostGradBytesPerParam * s.optimizer_params;
+    mem.host_bytes += kDeepSpeedOptimizerSwapBuffers * std::min(s.optimizer_params, kDeepSpeedSubGroupElements) * 4.0;
+  } else {
+    mem.host_bytes += kHostGradBytesPerParam * s.optimizer_params;
+  }
   if (deepspeed_engine(p.framework)) {
     mem.gradients_bytes = std::min(mem.gradients_bytes, kDeepSpeedReduceBucketBytes);
   } else if (p.framework != TrainingFramework::megatron) {

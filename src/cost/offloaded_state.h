@@ -31,6 +31,13 @@ inline constexpr double kDeepSpeedReduceBucketBytes = 5e8 * 2.0;
 // DeepSpeed's pinned staging for parameters paged from NVMe: buffer_count 5 x buffer_size 1e8
 // elements of 16 bits (runtime/zero/offload_config.py DeepSpeedZeroOffloadParamConfig defaults).
 inline constexpr double kDeepSpeedParamStagingBytes = 5.0 * 1e8 * 2.0;
+// An optimizer on NVMe is stepped one sub-group at a time through pinned host buffers of fp32
+// elements: offload_optimizer buffer_count 4 (one per Adam state: parameter, gradient, momentum,
+// variance) x a sub-group of at most sub_group_size 1e9 elements (DeepSpeed edaa7221,
+// runtime/zero/offload_config.py DeepSpeedZeroOffloadOptimizerConfig, runtime/zero/config.py);
+// its fp32 gradients are swapped out to NVMe with the state (stage3.py _swap_out_offload_fp32_gradients).
+inline constexpr double kDeepSpeedOptimizerSwapBuffers = 4.0;
+inline constexpr double kDeepSpeedSubGroupElements = 1e9;
 // Gradient bytes per parameter the host holds beside an offloaded optimizer: the fp32 gradient
 // the CPU optimizer step reads.
 inline constexpr double kHostGradBytesPerParam = 4.0;

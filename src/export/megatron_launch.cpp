@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include "core/error.h"
+#include "cost/offloaded_state.h"
 #include "export/megatron_model_flags.h"
 #include "export/megatron_rules.h"
 
@@ -119,6 +120,55 @@ void add_precision(std::vector<std::string>& a, const Plan& p) {
   a.emplace_back("--fp8-param-gather");
 }
 
+// pretrain_gpt.py trains every parameter: no adapters (LoRA / QLoRA go out as PEFT configs).
+void check_task(const Plan& p) {
+  if (p.tuning.adapters())
+    throw Error("task", "Megatron-LM's pretrain_gpt.py trains every parameter (no LoRA adapters)",
+                "pretrain or full_finetune; export lora / qlora as a PEFT config");
+}
+
+// Optimizer to the CPU (arguments.py validate_args at d98e8a64): --optimizer-cpu-offload builds
+// the HybridDeviceOptimizer, which needs --use-precision-aware-optimizer (validate_args), which
+// needs the distributed optimizer (megatron/core/optimizer/__init__.py get_megatron_optimizer;
+// Megatron-FSDP version 1 turns it on); with --fp8-param-gather only the delayed recipe.
+// --optimizer-offload-fraction 1.0 (argparse's default, written out) moves all of the state, as
+// the cost model prices it (cost/offloaded_state.cpp). No parameter offload, no NVMe.
+void add_optimizer_offload(std::vector<std::string>& a, const Plan& p) {
+  if (p.offload.params != MemoryTier::gpu)
+    throw Error("offload_params", "Megatron-LM keeps parameters in GPU memory", "gpu, or framework deepspeed");
+  if (p.offload.optimizer == MemoryTier::gpu) return;
+  if (p.offload.optimizer == MemoryTier::nvme)
+    throw Error("offload_optimizer", "Megatron-LM offloads the optimizer to the CPU only", "gpu, cpu");
+  if (p.zero == OptimizerSharding::none)
+    throw Error("offload_optimizer", "Megatron's CPU optimizer offload runs on the distributed optimizer", "gpu, or zero >= 1");
+  if (p.precision == Precision::fp8 && p.fp8_param_gather && p.fp8_recipe != Fp8Recipe::delayed)
+    throw Error("fp8_param_gather", "Megatron's CPU optimizer offload with --fp8-param-gather needs the delayed recipe",
+                "fp8_param_gather=0, fp8_recipe=delayed, or offload_optimizer=gpu");
+  a.insert(a.end(), {"--optimizer-cpu-offload", "--optimizer-offload-fraction", "1.0", "--use-precision-aware-optimizer"});
+}
+
+// Activations to the CPU: Transformer Engine's layer-level offload, which validate_args switches on
+// with --cpu-offloading-num-layers N > 0 (--cpu-offloading itself is not a command-line flag).
+// TransformerConfig.__post_init__ (d98e8a64) allows 0 <= N < num_layers, no pipeline parallelism
+// and no recomputation. N = layers - kActivationWindowLayers: the cost model keeps that many
+// layers' activations on the GPU (cost/offloaded_state.h).
+void add_activation_offload(std::vector<std::string>& a, const ModelSpec& m, const Plan& p) {
+  if (p.offload.activations == MemoryTier::gpu) return;
+  if (p.offload.activations == MemoryTier::nvme)
+    throw Error("offload_activations", "Megatron-LM offloads activations to the CPU only", "gpu, cpu");
+  if (p.pp > 1)
+    throw Error("offload_activations", "Megatron's CPU activation offloading does not support pipeline parallelism",
+                "gpu, or pp=1");
+  if (p.recompute != Recompute::none)
+    throw Error("offload_activations", "Megatron's CPU activation offloading does not work with recomputation",
+                "gpu, or recompute=none");
+  const auto layers = m.layers - static_cast<std::int64_t>(kActivationWindowLayers);
+  if (layers < 1)
+    throw Error("offload_activations", fmt::format("{} layers leave none to offload beside the GPU's window", m.layers),
+                "gpu");
+  add(a, "--cpu-offloading-num-layers", layers);
+}
+
 void add_moe_plan(std::vector<std::string>& a, const ModelSpec& m, const Plan& p) {
   if (!m.is_moe()) return;
   // Megatron's default dispatcher is allgather: always named.
@@ -137,6 +187,7 @@ void add_moe_plan(std::vector<std::string>& a, const ModelSpec& m, const Plan& p
 }
 
 std::vector<std::string> plan_args(const ModelSpec& m, const Plan& p, const Workload& w) {
+  check_task(p);
   std::vector<std::string> a;
   add(a, "--tensor-model-parallel-size", p.tp);
   add(a, "--pipeline-model-parallel-size", p.pp);
@@ -166,6 +217,8 @@ std::vector<std::string> plan_args(const ModelSpec& m, const Plan& p, const Work
                 "tensorwise, blockwise or mxfp8 with those modules, or other recompute_modules");
   if (!p.flash_attention) a.insert(a.end(), {"--attention-backend", "unfused"});
   add_moe_plan(a, m, p);
+  add_optimizer_offload(a, p);
+  add_activation_offload(a, m, p);
   return a;
 }
 

@@ -280,7 +280,7 @@ std::vector<std::string> megatron_layout_stages(const std::string& layout) {
 
 const std::vector<MegatronRule>& megatron_rules() {
   using A = const MegatronArgs&;
-  static const std::vector<MegatronRule> rules = {
+  static const std::vector<MegatronRule> rules = with_offload_rules({
       // Pipeline: virtual stages and uneven splits.
       {"vpp-flags-exclusive", kArgs,
        [](A a) {
@@ -584,7 +584,7 @@ const std::vector<MegatronRule>& megatron_rules() {
                 (has_module(a, "moe_act") || has_module(a, "layernorm"));
        },
        "Delayed scaling does not support moe_act and layernorm recompute for fp8"},
-  };
+  });
   return rules;
 }
 

@@ -58,7 +58,11 @@ struct RuleViolation {
   std::string message;
 };
 
+// Every rule, the offload rules included.
 const std::vector<MegatronRule>& megatron_rules();
+// `rules` with Megatron's offload rules after them (export/megatron_offload_rules.cpp: optimizer
+// CPU offload, activation CPU offloading); megatron_rules() builds its table with it.
+std::vector<MegatronRule> with_offload_rules(std::vector<MegatronRule> rules);
 
 std::vector<RuleViolation> check_megatron_args(const std::vector<std::string>& args,
                                                const std::map<std::string, std::string>& env = {});

@@ -73,6 +73,31 @@ std::string layers_per_part(const ModelSpec& m, const Plan& p) {
 // looped -> Interleaved1F1B, as Tessera's simulator schedules them.
 const char* schedule(const Plan& p) { return p.vpp > 1 ? "Interleaved1F1B" : "1F1B"; }
 
+// FSDP2's CPU offload (config/configs.py TrainingConfig.enable_cpu_offload -> distributed/fsdp.py
+// apply_fsdp_to_decoder: CPUOffloadPolicy()) moves the sharded parameters, their gradients and the
+// optimizer step to the CPU together: optimizer and params both cpu, nothing else.
+bool cpu_offload(const Plan& p) { return p.offload.optimizer == MemoryTier::cpu && p.offload.params == MemoryTier::cpu; }
+
+void check_offload(const Plan& p) {
+  const StatePlacement& o = p.offload;
+  if (o.activations != MemoryTier::gpu)
+    throw Error("offload_activations", "torchtitan has no activation offload", "gpu");
+  if (o.optimizer == MemoryTier::nvme || o.params == MemoryTier::nvme)
+    throw Error(o.optimizer == MemoryTier::nvme ? "offload_optimizer" : "offload_params",
+                "torchtitan's FSDP2 offloads to CPU memory only", "gpu, cpu");
+  if (o.optimizer != o.params)
+    throw Error(o.optimizer == MemoryTier::cpu ? "offload_params" : "offload_optimizer",
+                "torchtitan's training.enable_cpu_offload moves parameters, gradients and optimizer state together",
+                "offload_optimizer=cpu with offload_params=cpu, or both gpu");
+}
+
+// torchtitan trains every parameter (no LoRA adapters in its trainer).
+void check_task(const Plan& p) {
+  if (p.tuning.adapters())
+    throw Error("task", "torchtitan trains every parameter (no LoRA adapters)",
+                "pretrain or full_finetune; export lora / qlora as a PEFT config");
+}
+
 std::string training_lines(const Plan& p, const Workload& w, const std::string& backend) {
   std::string t = "    training=TrainingConfig(\n";
   // trainer.py Trainer.__init__: tokens per forward per DP rank; accumulation =
@@ -82,6 +107,7 @@ std::string training_lines(const Plan& p, const Workload& w, const std::string& 
   t += fmt::format("        max_context_length={},\n", w.seq_len);
   t += "        mixed_precision_param=\"bfloat16\",\n";
   t += fmt::format("        disable_cuda_graphs={},\n", py_bool(cuda_graphs_disabled(p, backend)));
+  if (cpu_offload(p)) t += "        enable_cpu_offload=True,  # FSDP2 CPUOffloadPolicy: params, grads, optimizer\n";
   return t + "    ),\n";
 }
 
@@ -202,6 +228,8 @@ std::string launch(const Cluster& c) {
 
 TorchtitanJobFiles torchtitan_job(const ModelSpec& model, const Plan& plan, const Workload& workload,
                                   const Cluster& cluster) {
+  check_task(plan);
+  check_offload(plan);
   if (const char* reason = torchtitan_unsupported_reason(model, plan))
     throw Error("framework", fmt::format("torchtitan cannot run this plan: {}", reason), "a plan torchtitan can run");
   // torch's ScheduleInterleaved1F1B (torch/distributed/pipelining/schedules.py, v2.10): rounds =

@@ -292,6 +292,7 @@ TorchtitanJob parse_torchtitan_job(const std::string& recipe_py, const std::stri
   j.tokens_per_step = int_value(r, "num_tokens_per_train_step", j.tokens_per_step);
   j.max_context = int_value(r, "max_context_length", j.max_context);
   j.disable_cuda_graphs = bool_value(r, "disable_cuda_graphs", j.disable_cuda_graphs);
+  j.enable_cpu_offload = bool_value(r, "enable_cpu_offload", j.enable_cpu_offload);
   j.dp_replicate = int_value(r, "data_parallel_replicate_degree", j.dp_replicate);
   j.dp_shard = int_value(r, "data_parallel_shard_degree", j.dp_shard);
   j.reshard_after_forward = string_value(r, "fsdp_reshard_after_forward", j.reshard_after_forward);

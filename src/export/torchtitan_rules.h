@@ -21,6 +21,7 @@ struct TorchtitanJob {
   // training
   std::int64_t tokens_per_microbatch = 16384, tokens_per_step = -1, max_context = 2048;
   bool disable_cuda_graphs = false;
+  bool enable_cpu_offload = false;  // training.enable_cpu_offload (FSDP2 CPUOffloadPolicy)
   // parallelism
   std::int64_t dp_replicate = 1, dp_shard = -1, tp = 1, pp = 1, cp = 1, ep = 1, num_pp_microbatches = 1;
   bool sequence_parallel = true;

@@ -86,6 +86,8 @@ struct GpuSpec {
 // its efficiency constants are the user's assumption.
 inline constexpr std::string_view kCustomGpuFamily = "custom";
 // The families whose runs the catalog's constants were fitted on (data/gpus.json), and custom.
-inline constexpr std::string_view kGpuFamilies[] = {"ampere", "hopper", "blackwell", "cdna2", "cdna3", kCustomGpuFamily};
+// volta (V100) and ga102 (the RTX A6000's Ampere die, not the A100's GA100) take assumed values:
+// no run on them is validated.
+inline constexpr std::string_view kGpuFamilies[] = {"volta", "ampere", "ga102", "hopper", "blackwell", "cdna2", "cdna3", kCustomGpuFamily};
 
 }  // namespace tessera

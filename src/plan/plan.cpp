@@ -306,6 +306,8 @@ void check_offload_tiers(const Plan& p, const Cluster& c) {
   }
 }
 
+}  // namespace
+
 // LoRA / QLoRA (plan/fine_tuning.h): an adapter of rank 1 .. hidden on frameworks that attach one
 // (PEFT under a plain loop or DeepSpeed, NeMo AutoModel's PEFT); QLoRA's 4-bit base needs
 // bitsandbytes (PEFT) and computes in bf16.
@@ -333,7 +335,6 @@ void check_fine_tuning(const Plan& p, const ModelSpec& m) {
   if (t.quantized_base() && p.framework == TrainingFramework::nemo_automodel)
     throw Error("task", "QLoRA's 4-bit base runs through bitsandbytes under PEFT", "lora, or framework pytorch / deepspeed");
 }
-}  // namespace
 
 Plan as_run_by_framework(const Plan& plan) {
   Plan p = plan;

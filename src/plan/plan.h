@@ -179,6 +179,10 @@ void validate_plan(const Plan& plan, const ModelSpec& model, const Cluster& clus
 // naming the offload key.
 void check_offload(const Plan& plan, const Cluster& cluster);
 
+// The part of validate_plan about what is trained (Plan::tuning): the LoRA rank within 1 .. the
+// hidden size, targets, and a framework and precision that train adapters. Throws Error naming the key.
+void check_fine_tuning(const Plan& plan, const ModelSpec& model);
+
 // The plan as its framework runs it: the switches a framework fixes whatever the user asked for.
 // DeepSpeed's engines (deepspeed, megatron-deepspeed, DeepSpeed edaa7221): with pp > 1 the
 // PipelineEngine runs a fixed instruction schedule (runtime/pipe/schedule.py TrainSchedule):

@@ -20,9 +20,17 @@ std::string placement_text(const StatePlacement& p) {
   return out;
 }
 
+// A step that fits says how many plans fit; one that does not, its leanest plan. (A search that
+// finds plans prunes by time, so its leanest costed plan depends on the order threads ran in.)
 std::string step_line(const OffloadStep& step) {
-  const std::string leanest = fmt::format("leanest plan {:.1f} GiB per GPU", step.min_peak_memory_bytes / units::kGiB);
-  return fmt::format("  {}: {}: {}\n", placement_text(step.placement), leanest, step.feasible > 0 ? "fits" : "none fits");
+  if (step.feasible > 0)
+    return fmt::format("  {}: {} {}\n", placement_text(step.placement), step.feasible,
+                       step.feasible == 1 ? "plan fits" : "plans fit");
+  if (step.min_peak_memory_bytes == 0)
+    return fmt::format("  {}: none fits, the offloaded state is larger than a node's host memory or NVMe\n",
+                       placement_text(step.placement));
+  return fmt::format("  {}: none fits, leanest plan {:.1f} GiB per GPU\n", placement_text(step.placement),
+                     step.min_peak_memory_bytes / units::kGiB);
 }
 }  // namespace
 
@@ -42,7 +50,8 @@ nlohmann::json offload_steps_to_json(const OffloadSearch& s) {
     out.push_back({{"optimizer", to_string(step.placement.optimizer)},
                    {"params", to_string(step.placement.params)},
                    {"activations", to_string(step.placement.activations)},
-                   {"min_peak_gib", step.min_peak_memory_bytes / units::kGiB},
+                   {"min_peak_gib", step.feasible > 0 || step.min_peak_memory_bytes == 0 ? nlohmann::json(nullptr)
+                                                      : nlohmann::json(step.min_peak_memory_bytes / units::kGiB)},
                    {"fits", step.feasible > 0},
                    {"pinned", s.pinned}});
   return out;

@@ -51,6 +51,12 @@ std::string short_plan(const Plan& p) {
     s += fmt::format(",fp8={}", to_string(p.fp8_recipe));
     if (p.fp8_param_gather) s += "+param_gather";
   }
+  // Offload tiers and adapters (plan/memory_tiers.h, plan/fine_tuning.h) where used.
+  const std::pair<const char*, MemoryTier> tiers[] = {
+      {"optimizer", p.offload.optimizer}, {"params", p.offload.params}, {"activations", p.offload.activations}};
+  for (const auto& [name, tier] : tiers)
+    if (tier != MemoryTier::gpu) s += fmt::format(",{}@{}", name, to_string(tier));
+  if (p.tuning.adapters()) s += fmt::format(",{}:r{}", to_string(p.tuning.task), p.tuning.lora_rank);
   return s;
 }
 

@@ -164,6 +164,10 @@ PlanConstraints pytorch_constraints(PlanConstraints fix) {
 // pipeline or context parallelism; the rest of its rules filter each candidate.
 PlanConstraints framework_constraints(const ModelSpec& model, PlanConstraints fix) {
   if (fix.defaults.framework == TrainingFramework::pytorch) return pytorch_constraints(fix);
+  // DeepSpeed's config has fp16 and bf16 modes only (DeepSpeed edaa7221 runtime/config.py): FP8
+  // GEMMs would need Transformer Engine inside the model code, which no exported config says, so
+  // the search prices bf16 unless precision is pinned.
+  if (deepspeed_engine(fix.defaults.framework) && !fix.precision) fix.precision = Precision::bf16;
   if (fix.defaults.framework != TrainingFramework::torchtitan) return fix;
   if (const TorchtitanFlavor* flavor = torchtitan_flavor(model); flavor == nullptr || flavor->vision_language_only) {
     const char* why = torchtitan_unsupported_reason(model, Plan{});

@@ -77,6 +77,7 @@ std::vector<StatePlacement> offload_ladder(TrainingFramework f) {
 OffloadSearch search_plans_with_offload(const ModelSpec& model, const Cluster& cluster, const Workload& workload,
                                         const PlanConstraints& fix, const PlannerOptions& options) {
   OffloadSearch out;
+  check_fine_tuning(fix.defaults, model);  // what every candidate trains: the user's choice, checked once
   if (any_pinned(fix)) {
     const StatePlacement pinned{fix.offload_optimizer.value_or(kGpu), fix.offload_params.value_or(kGpu),
                                 fix.offload_activations.value_or(kGpu)};
@@ -97,7 +98,9 @@ OffloadSearch search_plans_with_offload(const ModelSpec& model, const Cluster& c
     const PlanSearch step = search_plans(model, cluster, workload, placed, options);
     out.steps.push_back(step_of(placement, step));
     merge_into(out.search, step, options.top_k);
-    out.search.min_peak_memory_bytes = std::min(out.search.min_peak_memory_bytes, step.min_peak_memory_bytes);
+    const double lean = step.min_peak_memory_bytes;  // 0: no plan of the step fits the host and NVMe
+    if (lean > 0 && (out.search.min_peak_memory_bytes == 0 || lean < out.search.min_peak_memory_bytes))
+      out.search.min_peak_memory_bytes = lean;
     if (fitted) break;
     fitted = !step.plans.empty();
   }

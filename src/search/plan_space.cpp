@@ -182,10 +182,12 @@ SearchChoices search_choices(const ModelSpec& model, const Cluster& cluster, con
                             : pinned_or(fix.recompute, fix.recompute_choices.empty()
                                                            ? std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full}
                                                            : fix.recompute_choices);
-  // One GPU has nothing to shard over: optimizer sharding there only adds ZeRO-3's gathers.
+  // One GPU has nothing to shard over: optimizer sharding there only adds ZeRO-3's gathers, unless
+  // state is offloaded (ZeRO-Offload and FSDP's CPU offload run on a sharded optimizer, also alone).
   const std::int64_t gpus = cluster.gpus();
+  const bool unsharded_alone = gpus == 1 && !fix.defaults.offload.any_offload();
   c.zeros = pinned_or(
-      fix.zero, gpus == 1 ? std::vector<OptimizerSharding>{OptimizerSharding::none}
+      fix.zero, unsharded_alone ? std::vector<OptimizerSharding>{OptimizerSharding::none}
                 : fix.zero_choices.empty()
                     ? std::vector<OptimizerSharding>{OptimizerSharding::none, OptimizerSharding::zero1, OptimizerSharding::zero3}
                     : fix.zero_choices);

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "cost/cost_model.h"
+#include "cost/memory_verdict.h"
 #include "search/framework_support.h"
 #include "search/plan_ranking.h"
 
@@ -334,6 +335,9 @@ bool ShapeSearch::cost(const Plan& p, Estimate& e) {
   // A plan the framework cannot run still bounds the plans around it (the probes), but is never
   // a candidate.
   if (r_.torchtitan && !torchtitan_can_run(r_.model, p)) return true;
+  // A plan fits the GPU's limit (headroom and --max-memory-gib included) and, where it offloads,
+  // the node's host memory and NVMe; the leanest is the one a larger GPU would let fit.
+  if (!offloaded_state_fits(e)) return true;
   if (wk_.min_peak < 0 || e.peak_memory_bytes < wk_.min_peak) {
     wk_.min_peak = e.peak_memory_bytes;
     wk_.min_plan = p;

@@ -113,7 +113,7 @@ TEST(GpuCatalog, PublishedFiguresOfValidationReadme) {
 
 TEST(GpuCatalog, UnknownGpuListsTheKeys) {
   try {
-    find_gpu("v100");
+    find_gpu("gb300");
     FAIL() << "expected an Error";
   } catch (const Error& e) {
     EXPECT_EQ(e.field(), "gpu");

@@ -254,6 +254,55 @@ TEST(MegatronExport, PlansMegatronCannotExpressAreRefused) {
   EXPECT_EQ(testing::thrown_field([&] { megatron_args(llama, g.plan, g.workload); }), "overlap_tp");
 }
 
+// Optimizer on the CPU: --optimizer-cpu-offload with all of the state (fraction 1.0, what the cost
+// model prices) and the precision-aware optimizer validate_args requires, on the distributed
+// optimizer; activations on the CPU: Transformer Engine's layer offload for all layers but the
+// cost model's GPU window. Both lists pass the rule table.
+TEST(MegatronExport, OffloadFlags) {
+  const ModelSpec m = builtin_model("llama3-8b");
+  const PlanRequest opt = plan_for(m, "h100-sxm-80gb:16", "tp=2,pp=2,mb=1,gbs=64,seq=8192,zero=1,offload_optimizer=cpu");
+  const auto a = megatron_args(m, opt.plan, opt.workload);
+  EXPECT_TRUE(has_flag(a, "--optimizer-cpu-offload"));
+  EXPECT_EQ(value_of(a, "--optimizer-offload-fraction"), "1.0");
+  EXPECT_TRUE(has_flag(a, "--use-precision-aware-optimizer"));
+  EXPECT_TRUE(has_flag(a, "--use-distributed-optimizer"));
+  EXPECT_FALSE(has_flag(a, "--cpu-offloading-num-layers"));
+  EXPECT_TRUE(check_megatron_args(a, megatron_environment(opt.plan)).empty());
+  const PlanRequest fsdp = plan_for(m, "h100-sxm-80gb:16", "tp=2,pp=2,mb=1,gbs=64,seq=8192,zero=3,offload_optimizer=cpu");
+  EXPECT_TRUE(has_flag(megatron_args(m, fsdp.plan, fsdp.workload), "--optimizer-cpu-offload"));
+  const PlanRequest act = plan_for(m, "h100-sxm-80gb:16", "tp=2,pp=1,mb=1,gbs=64,seq=8192,zero=1,offload_activations=cpu");
+  const auto b = megatron_args(m, act.plan, act.workload);
+  EXPECT_EQ(value_of(b, "--cpu-offloading-num-layers"), std::to_string(m.layers - 2));
+  EXPECT_FALSE(has_flag(b, "--optimizer-cpu-offload"));
+  EXPECT_FALSE(has_flag(b, "--recompute-granularity"));
+}
+
+// What Megatron cannot do is refused naming the plan key (plans changed after validation, since
+// validate_plan refuses most of them first).
+TEST(MegatronExport, OffloadsAndAdaptersMegatronCannotRunAreRefused) {
+  const ModelSpec m = builtin_model("llama3-8b");
+  const PlanRequest base = plan_for(m, "h100-sxm-80gb:16", "tp=2,pp=2,mb=1,gbs=64,seq=8192,zero=1");
+  auto field_of = [&](auto change) {
+    Plan p = base.plan;
+    change(p);
+    return testing::thrown_field([&] { megatron_args(m, p, base.workload); });
+  };
+  EXPECT_EQ(field_of([](Plan& p) { p.offload.params = MemoryTier::cpu; }), "offload_params");
+  EXPECT_EQ(field_of([](Plan& p) { p.offload.optimizer = MemoryTier::nvme; }), "offload_optimizer");
+  EXPECT_EQ(field_of([](Plan& p) { p.offload.optimizer = MemoryTier::cpu, p.zero = OptimizerSharding::none; }),
+            "offload_optimizer");
+  EXPECT_EQ(field_of([](Plan& p) { p.offload.activations = MemoryTier::cpu; }), "offload_activations");  // pp = 2
+  EXPECT_EQ(field_of([](Plan& p) { p.offload.activations = MemoryTier::cpu, p.pp = 1, p.dp = 8, p.recompute = Recompute::full; }),
+            "offload_activations");
+  EXPECT_EQ(field_of([](Plan& p) { p.offload.activations = MemoryTier::nvme; }), "offload_activations");
+  EXPECT_EQ(field_of([](Plan& p) {
+              p.offload.optimizer = MemoryTier::cpu, p.precision = Precision::fp8, p.fp8_param_gather = true;
+            }),
+            "fp8_param_gather");
+  EXPECT_EQ(field_of([](Plan& p) { p.tuning = {TrainingTask::lora, 8, kDefaultLoraTargets}; }), "task");
+  EXPECT_EQ(field_of([](Plan& p) { p.tuning = {TrainingTask::qlora, 16, kDefaultLoraTargets}; }), "task");
+}
+
 TEST(MegatronExport, MaxPositionsCoverTheSequence) {
   const ModelSpec m = builtin_model("llama3-8b");  // 8192 context
   const PlanRequest r = plan_for(m, "h100-sxm-80gb:64", "tp=8,cp=8,mb=1,gbs=8,seq=131072");

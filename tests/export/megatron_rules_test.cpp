@@ -76,6 +76,9 @@ struct FiringCase {
   bool alone = true;  // false where Megatron itself refuses the list twice
 };
 
+// The dense list on one pipeline stage (CPU activation offloading refuses pipelines).
+Args pp1_dense() { return with(dense_base(), {{"--pipeline-model-parallel-size", "1"}}); }
+
 std::vector<FiringCase> firing_cases() {
   const Args d = dense_base();
   const Args m = moe_base();
@@ -183,6 +186,25 @@ std::vector<FiringCase> firing_cases() {
        with(m, {{"--recompute-granularity", "selective"}, {"--recompute-modules", "shared_experts"},
                 {"--moe-shared-expert-intermediate-size", "1024"}, {"--moe-shared-expert-overlap"}})},
       {"fp8-delayed-recompute", with(selective, {{"--fp8-format", "hybrid"}, {"--recompute-modules", "layernorm"}})},
+      // Offload (megatron_offload_rules.cpp).
+      {"optimizer-offload-needs-precision-aware", with(d, {{"--use-distributed-optimizer"}, {"--optimizer-cpu-offload"}})},
+      {"optimizer-offload-fp8-param-gather-delayed",
+       with(d, {{"--use-distributed-optimizer"}, {"--optimizer-cpu-offload"}, {"--use-precision-aware-optimizer"},
+                {"--fp8-format", "hybrid"}, {"--fp8-recipe", "tensorwise"}, {"--fp8-param-gather"}})},
+      {"optimizer-offload-not-fsdp-v2",
+       with(fsdp, {{"--megatron-fsdp-version", "2"}, {"--optimizer-cpu-offload"}, {"--use-precision-aware-optimizer"}}),
+       kOneConnection, false},  // v2 has no distributed optimizer: the precision-aware rule fires too
+      {"precision-aware-needs-distributed-optimizer", with(d, {{"--use-precision-aware-optimizer"}})},
+      {"precision-aware-needs-adam",
+       with(d, {{"--use-distributed-optimizer"}, {"--use-precision-aware-optimizer"}, {"--optimizer", "sgd"}})},
+      {"cpu-offloading-layers-below-num-layers", with(pp1_dense(), {{"--cpu-offloading-num-layers", "8"}})},
+      {"cpu-offloading-no-pp", with(d, {{"--cpu-offloading-num-layers", "4"}})},
+      {"cpu-offloading-no-recompute",
+       with(pp1_dense(), {{"--cpu-offloading-num-layers", "4"}, {"--recompute-granularity", "selective"}})},
+      {"fine-grained-offload-not-with-cpu-offloading",
+       with(pp1_dense(), {{"--cpu-offloading-num-layers", "4"}, {"--fine-grained-activation-offloading"},
+                          {"--offload-modules", "core_attn"}})},
+      {"fine-grained-offload-needs-modules", with(pp1_dense(), {{"--fine-grained-activation-offloading"}})},
   };
 }
 
@@ -222,6 +244,22 @@ TEST(MegatronRules, MegatronFsdpVersion1ImpliesTheDistributedOptimizer) {
                                         {"--overlap-grad-reduce"}, {"--overlap-param-gather"},
                                         {"--fp8-format", "hybrid"}, {"--fp8-param-gather"}});
   EXPECT_TRUE(fired(fsdp, {}).empty());
+}
+
+// What the exporter writes for an optimizer and activations on the CPU passes: the precision-aware
+// optimizer on the distributed optimizer (or Megatron-FSDP version 1), and the layer offload on
+// one pipeline stage without recomputation.
+TEST(MegatronRules, ExportedOffloadFlagsPass) {
+  const Args offload = {"--optimizer-cpu-offload", "--optimizer-offload-fraction", "1.0", "--use-precision-aware-optimizer"};
+  Args distributed = with(dense_base(), {{"--use-distributed-optimizer"}});
+  distributed.insert(distributed.end(), offload.begin(), offload.end());
+  EXPECT_TRUE(fired(distributed).empty());
+  Args fsdp = with(dense_base(), {{"--use-megatron-fsdp"}, {"--ckpt-format", "fsdp_dtensor"}});
+  fsdp.insert(fsdp.end(), offload.begin(), offload.end());
+  EXPECT_TRUE(fired(fsdp, {}).empty());
+  EXPECT_TRUE(fired(with(pp1_dense(), {{"--cpu-offloading-num-layers", "6"}})).empty());
+  // The bound is Megatron's: fewer layers than --num-layers (8).
+  EXPECT_TRUE(fired(with(pp1_dense(), {{"--cpu-offloading-num-layers", "7"}})).empty());
 }
 
 TEST(MegatronLayout, ParsesMegatronsOwnExample) {

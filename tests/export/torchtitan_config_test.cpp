@@ -140,6 +140,44 @@ TEST(TorchtitanJob, LaunchIsTorchrunOfTheTrainModule) {
   EXPECT_TRUE(torchtitan_violations(e.job, torchtitan_target(load_cluster("h100-sxm-80gb:64"))).empty());
 }
 
+// FSDP2's CPU offload (training.enable_cpu_offload) carries parameters, gradients and optimizer
+// together: written only when both are on the CPU, read back by the rule table's reader.
+TEST(TorchtitanJob, CpuOffloadIsFsdp2sWholeStateOffload) {
+  const Exported on = export_plan("llama3-70b", "h100-sxm-80gb:64",
+                                  "tp=8,pp=1,mb=1,gbs=512,seq=8192,recompute=full,zero=3,framework=torchtitan,"
+                                  "offload_optimizer=cpu,offload_params=cpu");
+  EXPECT_TRUE(on.job.enable_cpu_offload);
+  EXPECT_NE(on.files.recipe_py.find("enable_cpu_offload=True"), std::string::npos);
+  EXPECT_TRUE(torchtitan_violations(on.job, torchtitan_target(load_cluster("h100-sxm-80gb:64"))).empty());
+  expect_batch_semantics(on);
+  const Exported off = export_plan("llama3-70b", "h100-sxm-80gb:64", "tp=8,pp=1,mb=1,gbs=512,seq=8192,recompute=full,zero=3");
+  EXPECT_FALSE(off.job.enable_cpu_offload);
+  EXPECT_EQ(off.files.recipe_py.find("enable_cpu_offload"), std::string::npos);
+}
+
+// Offloads FSDP2 cannot express and LoRA tasks are refused naming the plan key (plans changed after
+// validation, which refuses most of them first).
+TEST(TorchtitanJob, OffloadsAndAdaptersTorchtitanCannotRunAreRefused) {
+  const ModelSpec model = builtin_model("llama3-70b");
+  const Cluster cluster = load_cluster("h100-sxm-80gb:64");
+  const PlanRequest base = load_plan("tp=8,pp=1,mb=1,gbs=512,seq=8192,recompute=full,zero=3", model, cluster);
+  auto field_of = [&](MemoryTier optimizer, MemoryTier params, MemoryTier activations) {
+    Plan p = base.plan;
+    p.offload = {optimizer, params, activations};
+    return testing::thrown_field([&] { torchtitan_job(model, p, base.workload, cluster); });
+  };
+  const MemoryTier gpu = MemoryTier::gpu, cpu = MemoryTier::cpu, nvme = MemoryTier::nvme;
+  EXPECT_EQ(field_of(cpu, gpu, gpu), "offload_params");
+  EXPECT_EQ(field_of(gpu, cpu, gpu), "offload_optimizer");
+  EXPECT_EQ(field_of(nvme, nvme, gpu), "offload_optimizer");
+  EXPECT_EQ(field_of(cpu, nvme, gpu), "offload_params");
+  EXPECT_EQ(field_of(gpu, gpu, cpu), "offload_activations");
+  EXPECT_EQ(field_of(cpu, cpu, cpu), "offload_activations");
+  Plan lora = base.plan;
+  lora.tuning = {TrainingTask::lora, 8, kDefaultLoraTargets};
+  EXPECT_EQ(testing::thrown_field([&] { torchtitan_job(model, lora, base.workload, cluster); }), "task");
+}
+
 TEST(TorchtitanJob, PlansTorchtitanCannotRunAreRefusedNamingWhy) {
   const ModelSpec model = builtin_model("llama3-70b");
   const Cluster cluster = load_cluster("h100-sxm-80gb:64");

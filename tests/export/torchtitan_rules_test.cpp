@@ -55,6 +55,19 @@ TEST(TorchtitanRules, AnExportedJobPassesAndReadsBackItsFields) {
   EXPECT_EQ(v.job.tokens_per_step, 512 * 8192);
 }
 
+// training.enable_cpu_offload reads back on its own: compile's `enable=` does not set it, nor it compile.
+TEST(TorchtitanRules, CpuOffloadReadsBackApartFromCompile) {
+  const std::string launch = "torchrun --nnodes=1 --nproc_per_node=8";
+  const TorchtitanJob on = parse_torchtitan_job(
+      "    training=TrainingConfig(\n        enable_cpu_offload=True,  # FSDP2\n    ),\n"
+      "    compile=CompileConfig(enable=False, enable_async_tensor_parallel=False),\n", launch);
+  EXPECT_TRUE(on.enable_cpu_offload);
+  EXPECT_FALSE(on.compile);
+  const TorchtitanJob off = parse_torchtitan_job("    compile=CompileConfig(enable=True),\n", launch);
+  EXPECT_FALSE(off.enable_cpu_offload);
+  EXPECT_TRUE(off.compile);
+}
+
 // One change per rule that makes exactly that rule fire; every rule of the table has one.
 TEST(TorchtitanRules, EachRuleFires) {
   using Change = std::function<void(TorchtitanJob&, TorchtitanTarget&)>;
