@@ -21,7 +21,9 @@ BF16 = torch.bfloat16
 # 32 query / 8 key-value heads of 128, vocabulary 128256; its published config.json) at 4096 and
 # 16384 tokens: fused q/k/v, attention output, gate + up, down, logits.
 LLAMA_8B_GEMMS = ((6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336), (128256, 4096))
-SMALL_SIDES = (32, 64, 128, 256)
+# The small (CPU, test) run's shapes: large enough that a loaded CPU's per-call overhead (~30 us)
+# keeps the rate far above the reader's floor of 1 GFLOP/s (a 32^3 product ran at 0.9-1.7 GFLOP/s).
+SMALL_SIDES = (64, 128, 256)
 
 
 def gemm_shapes(run: Run) -> list:
@@ -120,12 +122,12 @@ def gemm_table(run: Run) -> Table:
 # (hidden 4096, expert width 14336, 8 experts: 2 local at ep 4) and Qwen3-30B-A3B (hidden 2048,
 # expert width 768, 128 experts: 16 local at ep 8); from their published config.json files.
 MOE_GEMMS = ((8, 4096, 7168), (8, 7168, 2048), (2, 28672, 4096), (2, 4096, 14336), (16, 1536, 2048), (16, 2048, 768))
-SMALL_MOE_GEMMS = ((4, 64, 32), (4, 32, 64))
+SMALL_MOE_GEMMS = ((4, 128, 64), (4, 64, 128))
 
 
 def grouped_shapes(run: Run) -> list:
     if run.small:
-        return [(g, 32, n, k) for (g, n, k) in SMALL_MOE_GEMMS]
+        return [(g, 64, n, k) for (g, n, k) in SMALL_MOE_GEMMS]
     return [(g, m, n, k) for (g, n, k) in MOE_GEMMS for m in (512, 2048)]
 
 

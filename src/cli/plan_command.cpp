@@ -215,6 +215,16 @@ struct FailureRequest {
   const FailureModel& failures;
 };
 
+// An --emit with nothing to emit: the GPU peak that would fit, or the host memory / NVMe that binds.
+Error no_plan_fits(const PlanSearch& s) {
+  if (s.min_peak_memory_bytes == 0)
+    return Error("plan", "no plan fits: every plan's offloaded state is larger than a node's host memory or NVMe",
+                 "nodes with more host memory or NVMe (a cluster JSON's \"host\"), or more nodes");
+  return Error("plan", fmt::format("no plan fits in {:.1f} GiB per GPU; the smallest peak is {:.1f} GiB",
+                                   s.memory_limit_bytes / units::kGiB, s.min_peak_memory_bytes / units::kGiB),
+               "a larger --max-memory-gib or more GPUs");
+}
+
 // plan --failures: the planner's list re-ranked by expected goodput, then printed or emitted
 // like the plain ranking (the export with the checkpoint flags of the winner).
 int print_failure_ranking(const FailureRequest& r, const std::string& emit, bool json, std::int64_t top,
@@ -225,9 +235,7 @@ int print_failure_ranking(const FailureRequest& r, const std::string& emit, bool
   const double limit_gib = r.search.memory_limit_bytes / units::kGiB;
   if (!emit.empty()) {
     if (ranking.plans.empty())
-      throw Error("plan", fmt::format("no plan fits in {:.1f} GiB per GPU; the smallest peak is {:.1f} GiB", limit_gib,
-                                      r.search.min_peak_memory_bytes / units::kGiB),
-                  "a larger --max-memory-gib or more GPUs");
+      throw no_plan_fits(r.search);
     const GoodputPlan& best = ranking.plans[0];
     const MegatronCheckpointing ckpt = megatron_checkpointing(best.failures, r.failures);
     if (emit == "megatron") io.print("{}", megatron_launch_script(r.model, r.cluster, best.ranked.plan, r.workload, ckpt));
@@ -502,9 +510,7 @@ int mixed_plan_command(const PlanOptions& o, const ModelSpec& model, const Mixed
 void emit_best_plan(const std::string& format, const PlanSearch& search, const ModelSpec& model, const Cluster& cluster,
                     const Workload& w, const CommandOutput& io) {
   if (search.plans.empty())
-    throw Error("plan", fmt::format("no plan fits in {:.1f} GiB per GPU; the smallest peak is {:.1f} GiB",
-                                    search.memory_limit_bytes / units::kGiB, search.min_peak_memory_bytes / units::kGiB),
-                "a larger --max-memory-gib or more GPUs");
+    throw no_plan_fits(search);
   const Plan& best = search.plans[0].plan;
   if (format == "megatron") io.print("{}", megatron_launch_script(model, cluster, best, w));
   if (format == "torchtitan") io.print("{}", torchtitan_job_text(torchtitan_job(model, best, w, cluster)));

@@ -17,7 +17,8 @@ constexpr double kFp32 = units::kBytesFp32;
 constexpr double kBf16 = units::kBytesBf16;
 
 // State per parameter (fp32 parameters under AMP; torch.optim.AdamW(fused=True) keeps exp_avg and
-// exp_avg_sq in the parameter's dtype): weight 4, gradient 4, two moments 8.
+// exp_avg_sq in the parameter's dtype): weight 4, gradient 4, two moments 8. QLoRA's bf16 adapters
+// keep 8 too: its paged_adamw_32bit (qlora.py default optim) holds both moments in fp32.
 constexpr double kEagerWeightBytes = kFp32;
 constexpr double kEagerGradBytes = kFp32;
 constexpr double kEagerAdamBytes = 2.0 * kFp32;
@@ -71,6 +72,7 @@ struct EagerSizes {
   double microbatches = 1;
   double dp = 1;
   double trainable = 0;      // parameters with gradients and optimizer state (all, or the adapters)
+  double trainable_bytes = kEagerWeightBytes;  // bytes of one trainable parameter, and of its gradient
   // Parameters whose bf16 autocast copy is alive at the forward's end, in the loss backward and in
   // a layer's recompute: every fp32 linear weight, or under PEFT only the fp32 ones (the adapters,
   // and QLoRA's fp32 lm_head); a bf16 or NF4 base is not cast.
@@ -102,6 +104,13 @@ EagerSizes eager_sizes(const ModelSpec& m, const Plan& p, const Workload& w) {
     s.head_cast_copies = head;
     s.layer_cast_copies = s.trainable / s.layers;
   }
+  if (p.tuning.quantized_base()) {
+    // QLoRA's recipe (artidoro/qlora 7f4e95a qlora.py get_accelerate_model, --bf16): after
+    // prepare_model_for_kbit_training it casts the LoRA layers, embed_tokens and lm_head to bf16
+    // and keeps the norms in fp32: bf16 adapters with bf16 gradients, nothing cast by autocast.
+    s.trainable_bytes = kBf16;
+    s.cast_copies = s.head_cast_copies = s.layer_cast_copies = 0;
+  }
   if (p.tuning.quantized_base())
     s.dequantized = static_cast<double>(m.hidden) * static_cast<double>(std::max(m.ffn_hidden, m.heads * m.head_dim));
   return s;
@@ -115,29 +124,35 @@ struct EagerState {
 };
 
 // Bytes of the frozen base under PEFT: LoRA loads the model in bf16; QLoRA stores the decoder
-// layers' linear weights in NF4 and peft's prepare_model_for_kbit_training casts every other
-// parameter (embeddings, norms, lm_head) to fp32 (peft/utils/other.py).
-double frozen_bytes(const Plan& p, double params, double linear) {
+// layers' linear weights in NF4, the norms in fp32 and the embeddings and lm_head in bf16
+// (qlora.py above: peft's prepare_model_for_kbit_training casts them to fp32, qlora.py casts the
+// embeddings and head back).
+double frozen_bytes(const Plan& p, double params, double linear, double norms) {
   if (!p.tuning.quantized_base()) return kBf16 * params;
-  return kNf4BytesPerParam * linear + kFp32 * (params - linear);
+  return kNf4BytesPerParam * linear + kFp32 * norms + kBf16 * (params - linear - norms);
 }
-double frozen_model_bytes(const EagerSizes& s, const Plan& p) { return frozen_bytes(p, s.params, s.layers * s.layer_cast); }
-double frozen_layer_bytes(const EagerSizes& s, const Plan& p) { return frozen_bytes(p, s.layer_params, s.layer_cast); }
+double frozen_model_bytes(const EagerSizes& s, const Plan& p) {
+  const double norms_per_layer = s.layer_params - s.layer_cast;
+  return frozen_bytes(p, s.params, s.layers * s.layer_cast, s.layers * norms_per_layer);
+}
+double frozen_layer_bytes(const EagerSizes& s, const Plan& p) {
+  return frozen_bytes(p, s.layer_params, s.layer_cast, s.layer_params - s.layer_cast);
+}
 
 EagerState eager_state(const EagerSizes& s, const Plan& p) {
   EagerState st;
   const bool zero3 = p.zero == OptimizerSharding::zero3;
   const bool shard_grads = zero3 || p.zero == OptimizerSharding::zero2;
   const double shard = zero3 ? 1.0 / s.dp : 1.0;
-  st.weights = p.tuning.adapters() ? shard * (frozen_model_bytes(s, p) + kEagerWeightBytes * s.trainable)
+  st.weights = p.tuning.adapters() ? shard * (frozen_model_bytes(s, p) + s.trainable_bytes * s.trainable)
                                    : shard * kEagerWeightBytes * s.params;
-  st.grads = kEagerGradBytes * (shard_grads ? s.trainable / s.dp : s.trainable);
+  st.grads = s.trainable_bytes * (shard_grads ? s.trainable / s.dp : s.trainable);
   st.adam = kEagerAdamBytes * (p.zero == OptimizerSharding::none ? s.trainable : s.trainable / s.dp);
-  if (s.dp > 1 && !shard_grads) st.ddp_buckets = kEagerGradBytes * s.trainable;
+  if (s.dp > 1 && !shard_grads) st.ddp_buckets = s.trainable_bytes * s.trainable;
   const double layer_trainable = s.trainable / s.layers;
   if (zero3)
     st.gathered = kGatheredLayers * ((p.tuning.adapters() ? frozen_layer_bytes(s, p) : kEagerWeightBytes * s.layer_params) +
-                                     kEagerGradBytes * layer_trainable);
+                                     s.trainable_bytes * layer_trainable);
   return st;
 }
 
@@ -196,9 +211,9 @@ MemoryBreakdown eager_pytorch_memory(const ModelSpec& m, const Plan& p, const Wo
     // its bf16 weights.
     MemoryBreakdown first_layer;
     first_layer.weights_bytes = st.weights + kCastWeightBytes * s.layer_cast_copies;
-    const double grad_share = st.grads / (kEagerGradBytes * s.trainable);  // 1, or 1 / dp when sharded
+    const double grad_share = st.grads / (s.trainable_bytes * s.trainable);  // 1, or 1 / dp when sharded
     const double layer_trainable = p.tuning.adapters() ? s.trainable / s.layers : s.layer_params + s.embedding;
-    const double pending = kEagerGradBytes * layer_trainable * grad_share;
+    const double pending = s.trainable_bytes * layer_trainable * grad_share;
     first_layer.gradients_bytes = std::max(0.0, st.grads - pending) + ddp;
     first_layer.activations_bytes = kCheckpointBytesPerHidden * h * s.tokens + saved_layer;
     consider(first_layer);

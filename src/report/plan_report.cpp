@@ -148,8 +148,9 @@ nlohmann::json search_json(const PlanSearch& s, const ModelSpec& model, const Cl
                         {"aliases", s.aliases},
                         {"plans", plans},
                         {"why", why(s, cluster, w)}};
-  if (s.plans.empty())
-    out["min_peak_memory_gib"] = s.min_peak_memory_bytes / units::kGiB;
+  if (s.plans.empty())  // null: no plan's offloaded state fits the nodes' host memory and NVMe
+    out["min_peak_memory_gib"] = s.min_peak_memory_bytes > 0 ? nlohmann::json(s.min_peak_memory_bytes / units::kGiB)
+                                                             : nlohmann::json(nullptr);
   return out;
 }
 
@@ -214,6 +215,11 @@ std::string plan_search_to_table(const PlanSearch& s, const ModelSpec& model, co
   out += fmt::format("searched {} plans ({} fit in {}) in {:.3f} s: {:.0f} plans/s\n", s.evaluated,
                      s.feasible, limit_text(s, memory_limit_gib), s.search_time_s,
                      s.search_time_s > 0 ? static_cast<double>(s.evaluated) / s.search_time_s : 0.0);
+  if (s.plans.empty() && s.min_peak_memory_bytes == 0) {
+    out += "no plan fits: every plan's offloaded state is larger than a node's host memory or NVMe; it needs "
+           "nodes with more host memory or NVMe (a cluster JSON's \"host\"), or more nodes\n";
+    return out;
+  }
   if (s.plans.empty()) {
     out += fmt::format("no plan fits: the smallest peak is {:.1f} GiB per GPU ({}); it needs GPUs with at "
                        "least that much usable memory, or more GPUs\n",
