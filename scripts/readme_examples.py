@@ -12,7 +12,7 @@ anyway (tests/python/test_torch_gpt_example.py), so it can compare the values.
 
 Masking rule (MASKS): figures that differ from run to run are compared as placeholders, on both
 sides, and the README keeps the figures of the run that generated it:
-  * wall-clock times: `searched ... in T s` (plan), `balancing T ms` (balance), `plans costed, T s
+  * wall-clock times: `searched ... in T s` and its `: R plans/s` (plan), `balancing T ms` (balance), `plans costed, T s
     of simulation` (adapt map), `decision mean T ms, p99 T ms, max T ms` (balance --per-batch-cp),
     `"time_ms"`, `"search_time_s"`, `"plans_per_s"`, `"simulation_s"` (JSON);
   * the PyTorch example's wall time (`validation loss ... tokens, T s`);
@@ -41,6 +41,7 @@ MASKS = [
      r"\1<time>\2<time>\3<time>\4"),
     (re.compile(r"(validation loss [^\n]* tokens, )\d+(?:\.\d+)?( s)"), r"\1<time>\2"),
     (re.compile(r"(searched )\d+( plans \()\d+( fit)"), r"\1<count>\2<count>\3"),
+    (re.compile(r"(: )\d+( plans/s)"), r"\1<rate>\2"),
     (re.compile(r'("(?:time_ms|search_time_s|plans_per_s|simulation_s|evaluated|feasible)": )[-+0-9.eE]+'), r"\1<masked>"),
 ]
 
@@ -116,6 +117,15 @@ BLOCKS = {
     "adapt-large-cluster": command_block(["adapt", "simulate", "--model", "llama3-70b", "--cluster",
                                           "h100-sxm-80gb:4096"]),
     "adapt-map": command_block(["adapt", "map"]),
+    "plan-offload": command_block(["plan", "--quiet", "--model", "llama3-8b", "--cluster", "a100-sxm-40gb:1",
+                                   "--task", "full-finetune", "--seq", "4096", "--gbs", "8", "--framework",
+                                   "deepspeed", "--top", "3"]),
+    "emit-deepspeed": command_block(["plan", "--quiet", "--model", "llama3-8b", "--cluster", "a100-sxm-40gb:1",
+                                     "--task", "full-finetune", "--seq", "4096", "--gbs", "8", "--framework",
+                                     "deepspeed", "--emit", "deepspeed"]),
+    "emit-peft": command_block(["plan", "--quiet", "--model", "llama-65b", "--cluster", "rtx-a6000:1", "--task",
+                                "qlora", "--seq", "512", "--gbs", "16", "--framework", "pytorch", "--fix",
+                                "lora_rank=64", "--emit", "peft"]),
     "plan-failures": command_block(["plan", "--quiet", "--model", "llama3.1-405b", "--cluster", "h100-sxm-80gb:16384",
                                     "--gbs", "2048", "--seq", "8192", "--failures", "--top", "3"]),
 }

@@ -20,12 +20,10 @@ std::string placement_text(const StatePlacement& p) {
   return out;
 }
 
-// A step that fits says how many plans fit; one that does not, its leanest plan. (A search that
-// finds plans prunes by time, so its leanest costed plan depends on the order threads ran in.)
+// A step that fits says so; one that does not, its leanest plan. (A search that finds plans
+// prunes by time, so how many it costed and its leanest costed plan depend on thread timing.)
 std::string step_line(const OffloadStep& step) {
-  if (step.feasible > 0)
-    return fmt::format("  {}: {} {}\n", placement_text(step.placement), step.feasible,
-                       step.feasible == 1 ? "plan fits" : "plans fit");
+  if (step.feasible > 0) return fmt::format("  {}: plans fit\n", placement_text(step.placement));
   if (step.min_peak_memory_bytes == 0)
     return fmt::format("  {}: none fits, the offloaded state is larger than a node's host memory or NVMe\n",
                        placement_text(step.placement));
