@@ -23,7 +23,7 @@ void move_optimizer(MemoryBreakdown& mem, const Plan& p, const ResidentState& s)
     mem.host_bytes += kHostGradBytesPerParam * s.optimizer_params;
   }
   if (deepspeed_engine(p.framework)) {
-    mem.gradients_bytes = std::min(mem.gradients_bytes, kDeepSpeedReduceBucketBytes);
+    mem.gradients_bytes = std::min(mem.gradients_bytes, deepspeed_reduce_buckets(p) * kDeepSpeedReduceBucketBytes);
   } else if (p.framework != TrainingFramework::megatron) {
     mem.gradients_bytes = 0;  // FSDP's sharded gradients are moved to the host with the parameters
   }
@@ -42,6 +42,8 @@ void move_activations(MemoryBreakdown& mem, const ResidentState& s) {
   mem.activations_bytes = window;
 }
 }  // namespace
+
+double deepspeed_reduce_buckets(const Plan& p) { return p.overlap_grad_reduce && p.pp == 1 ? 2.0 : 1.0; }
 
 void move_offloaded_state(MemoryBreakdown& mem, const Plan& p, const ResidentState& s) {
   if (p.offload.optimizer != MemoryTier::gpu) move_optimizer(mem, p, s);

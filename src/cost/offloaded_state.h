@@ -2,8 +2,10 @@
 // which bytes leave the GPU, which stay behind as staging buffers, and where the moved ones live.
 // What each framework keeps on the GPU when it offloads:
 // - deepspeed engines: ZeRO-Offload streams each 16-bit gradient bucket to the host as backward
-//   produces it, so the GPU holds one reduce bucket (reduce_bucket_size, DeepSpeed's default
-//   5e8 elements, runtime/zero/config.py); the host holds the fp32 gradient partition beside the
+//   produces it, so the GPU holds its reduce buckets (reduce_bucket_size, DeepSpeed's default
+//   5e8 elements, runtime/zero/config.py): one, or two with overlap_comm, which the exported
+//   config sets without a pipeline (stage_1_and_2.py setup_buckets: cpu_offload forces
+//   contiguous_gradients, and overlap_comm adds a second buffer "to avoid data access conflict"); the host holds the fp32 gradient partition beside the
 //   fp32 master and Adam's moments (runtime/zero/stage_1_and_2.py single_partition_of_fp32_groups).
 //   Parameters offloaded under ZeRO-3 keep only the gathered layers on the GPU; from NVMe they
 //   pass through pinned host buffers (offload_param buffer_count 5 x buffer_size 1e8 elements).
@@ -43,6 +45,10 @@ inline constexpr double kDeepSpeedSubGroupElements = 1e9;
 inline constexpr double kHostGradBytesPerParam = 4.0;
 // Layers of activations that stay on the GPU when activations are offloaded.
 inline constexpr double kActivationWindowLayers = 2.0;
+
+// DeepSpeed's gradient buckets on the GPU under ZeRO-Offload: 2 with overlap_comm (gradient
+// reduce overlapped, no pipeline: export/deepspeed_config.cpp), else 1.
+double deepspeed_reduce_buckets(const Plan& p);
 
 // Moves what `p.offload` names from `mem` (GPU bytes) into mem.host_bytes / mem.nvme_bytes.
 void move_offloaded_state(MemoryBreakdown& mem, const Plan& p, const ResidentState& state);

@@ -31,12 +31,23 @@ Plan plan(TrainingFramework f, StatePlacement where) {
 constexpr MemoryTier kGpu = MemoryTier::gpu, kCpu = MemoryTier::cpu, kNvme = MemoryTier::nvme;
 constexpr double kParams = 10e9;  // 10 G parameters in the optimizer shard: 40 GB of fp32 gradients
 
-TEST(OffloadedState, TheOptimizerMovesWithItsFp32GradientsAndDeepSpeedKeepsOneBucket) {
+TEST(OffloadedState, TheOptimizerMovesWithItsFp32GradientsAndDeepSpeedKeepsItsBuckets) {
   MemoryBreakdown m = resident();
-  move_offloaded_state(m, plan(TrainingFramework::deepspeed, {kCpu, kGpu, kGpu}), {kParams, 1 * kGiB});
+  Plan p = plan(TrainingFramework::deepspeed, {kCpu, kGpu, kGpu});
+  p.overlap_grad_reduce = false;
+  move_offloaded_state(m, p, {kParams, 1 * kGiB});
   EXPECT_EQ(m.optimizer_bytes, 0.0);
   EXPECT_DOUBLE_EQ(m.host_bytes, 120 * kGiB + kHostGradBytesPerParam * kParams);
-  EXPECT_DOUBLE_EQ(m.gradients_bytes, kDeepSpeedReduceBucketBytes);
+  EXPECT_DOUBLE_EQ(m.gradients_bytes, kDeepSpeedReduceBucketBytes);  // one 5e8-element fp16 bucket
+  // overlap_comm double-buffers the bucket; a pipeline turns overlap_comm off again.
+  MemoryBreakdown overlapped = resident();
+  p.overlap_grad_reduce = true;
+  move_offloaded_state(overlapped, p, {kParams, 1 * kGiB});
+  EXPECT_DOUBLE_EQ(overlapped.gradients_bytes, 2 * kDeepSpeedReduceBucketBytes);
+  MemoryBreakdown piped = resident();
+  p.pp = 2;
+  move_offloaded_state(piped, p, {kParams, 1 * kGiB});
+  EXPECT_DOUBLE_EQ(piped.gradients_bytes, kDeepSpeedReduceBucketBytes);
   EXPECT_EQ(m.weights_bytes, 20 * kGiB);
   EXPECT_EQ(m.nvme_bytes, 0.0);
 }
