@@ -229,7 +229,7 @@ MemoryBreakdown eager_pytorch_memory(const ModelSpec& m, const Plan& p, const Wo
   if (p.offload.any_offload()) {
     const double optimizer_params = p.zero == OptimizerSharding::none ? s.trainable : s.trainable / s.dp;
     const double layer_bytes = checkpointing ? kCheckpointBytesPerHidden * h * s.tokens : saved_layer;
-    move_offloaded_state(best, p, {optimizer_params, layer_bytes});
+    move_offloaded_state(best, p, {optimizer_params, layer_bytes, saved_layers});
     // The runtime reserve's fragmentation share follows the transient memory left on the GPU.
     best.framework_bytes = runtime_reserve_bytes(p) + measured_reserve_bytes(gpu) +
                            kAllocatorFragmentationFraction * (best.activations_bytes + best.logits_bytes + best.buffers_bytes);

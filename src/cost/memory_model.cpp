@@ -248,7 +248,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const Workload& 
     mem.buffers_bytes += moe_dispatch_buffer_bytes(m, shape, p.dispatcher, p.ep);
   if (p.offload.any_offload()) {
     const double layers = std::max<double>(1.0, static_cast<double>(s.layers));
-    move_offloaded_state(mem, p, {optimizer_params, per_microbatch / layers});
+    move_offloaded_state(mem, p, {optimizer_params, per_microbatch / layers, per_microbatch * s.inflight_microbatches});
   }
   mem.framework_bytes = runtime_reserve_bytes(p) + measured_reserve_bytes(gpu) +
                         kAllocatorFragmentationFraction * (mem.activations_bytes + mem.logits_bytes + mem.buffers_bytes);

@@ -37,9 +37,10 @@ void move_params(MemoryBreakdown& mem, const Plan& p) {
 }
 
 void move_activations(MemoryBreakdown& mem, const ResidentState& s) {
-  const double window = std::min(mem.activations_bytes, kActivationWindowLayers * s.activation_layer_bytes);
-  mem.host_bytes += mem.activations_bytes - window;
-  mem.activations_bytes = window;
+  const double saved = std::min(mem.activations_bytes, s.saved_activation_bytes);
+  const double window = std::min(saved, kActivationWindowLayers * s.activation_layer_bytes);
+  mem.host_bytes += saved - window;
+  mem.activations_bytes -= saved - window;
 }
 }  // namespace
 

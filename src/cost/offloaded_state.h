@@ -14,7 +14,8 @@
 // - FSDP (torchtitan, nemo-automodel, pytorch): CPUOffloadPolicy keeps sharded parameters,
 //   their gradients and the optimizer on the host; the GPU holds the gathered units only.
 // - activations to cpu: every layer's saved tensors leave once the next layer has run; two layers'
-//   worth stay (the one being copied out and, in backward, the one being prefetched back).
+//   worth stay (the one being copied out and, in backward, the one being prefetched back), and so
+//   does the working memory of the layer backward recomputes.
 #pragma once
 
 #include "cost/estimate.h"
@@ -26,6 +27,9 @@ namespace tessera {
 struct ResidentState {
   double optimizer_params = 0;  // parameters whose optimizer state the GPU holds (its shard)
   double activation_layer_bytes = 0;  // one layer's saved activations for one micro-batch
+  // Of the activation bytes, those saved for backward (the checkpoints under full recompute): the
+  // rest (the layer being recomputed, its working tensors) is computed on the GPU and stays there.
+  double saved_activation_bytes = 0;
 };
 
 // DeepSpeed's reduce bucket: 5e8 elements (ZERO_OPTIMIZATION_REDUCE_BUCKET_SIZE default) of 16 bits.

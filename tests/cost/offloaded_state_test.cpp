@@ -35,18 +35,18 @@ TEST(OffloadedState, TheOptimizerMovesWithItsFp32GradientsAndDeepSpeedKeepsItsBu
   MemoryBreakdown m = resident();
   Plan p = plan(TrainingFramework::deepspeed, {kCpu, kGpu, kGpu});
   p.overlap_grad_reduce = false;
-  move_offloaded_state(m, p, {kParams, 1 * kGiB});
+  move_offloaded_state(m, p, {kParams, 1 * kGiB, 26 * kGiB});
   EXPECT_EQ(m.optimizer_bytes, 0.0);
   EXPECT_DOUBLE_EQ(m.host_bytes, 120 * kGiB + kHostGradBytesPerParam * kParams);
   EXPECT_DOUBLE_EQ(m.gradients_bytes, kDeepSpeedReduceBucketBytes);  // one 5e8-element fp16 bucket
   // overlap_comm double-buffers the bucket; a pipeline turns overlap_comm off again.
   MemoryBreakdown overlapped = resident();
   p.overlap_grad_reduce = true;
-  move_offloaded_state(overlapped, p, {kParams, 1 * kGiB});
+  move_offloaded_state(overlapped, p, {kParams, 1 * kGiB, 26 * kGiB});
   EXPECT_DOUBLE_EQ(overlapped.gradients_bytes, 2 * kDeepSpeedReduceBucketBytes);
   MemoryBreakdown piped = resident();
   p.pp = 2;
-  move_offloaded_state(piped, p, {kParams, 1 * kGiB});
+  move_offloaded_state(piped, p, {kParams, 1 * kGiB, 26 * kGiB});
   EXPECT_DOUBLE_EQ(piped.gradients_bytes, kDeepSpeedReduceBucketBytes);
   EXPECT_EQ(m.weights_bytes, 20 * kGiB);
   EXPECT_EQ(m.nvme_bytes, 0.0);
@@ -54,7 +54,7 @@ TEST(OffloadedState, TheOptimizerMovesWithItsFp32GradientsAndDeepSpeedKeepsItsBu
 
 TEST(OffloadedState, MegatronKeepsItsMainGradientBufferOnTheGpu) {
   MemoryBreakdown m = resident();
-  move_offloaded_state(m, plan(TrainingFramework::megatron, {kCpu, kGpu, kGpu}), {kParams, 1 * kGiB});
+  move_offloaded_state(m, plan(TrainingFramework::megatron, {kCpu, kGpu, kGpu}), {kParams, 1 * kGiB, 26 * kGiB});
   EXPECT_EQ(m.gradients_bytes, 40 * kGiB);
   EXPECT_EQ(m.optimizer_bytes, 0.0);
 }
@@ -62,7 +62,7 @@ TEST(OffloadedState, MegatronKeepsItsMainGradientBufferOnTheGpu) {
 TEST(OffloadedState, NvmeHoldsTheOptimizerAndParametersStageThroughPinnedHostBuffers) {
   const MemoryBreakdown before = resident();
   MemoryBreakdown m = before;
-  move_offloaded_state(m, plan(TrainingFramework::deepspeed, {kNvme, kNvme, kGpu}), {kParams, 1 * kGiB});
+  move_offloaded_state(m, plan(TrainingFramework::deepspeed, {kNvme, kNvme, kGpu}), {kParams, 1 * kGiB, 26 * kGiB});
   // The fp32 gradients go to NVMe with the state; the host keeps 4 pinned sub-group buffers of
   // 1e9 fp32 elements (16 GB: the shard is larger than a sub-group) and the parameter staging.
   EXPECT_DOUBLE_EQ(m.nvme_bytes, before.optimizer_bytes + before.weights_bytes + kHostGradBytesPerParam * kParams);
@@ -70,18 +70,20 @@ TEST(OffloadedState, NvmeHoldsTheOptimizerAndParametersStageThroughPinnedHostBuf
   EXPECT_EQ(m.weights_bytes, 0.0);
 }
 
-TEST(OffloadedState, ActivationsLeaveAllButATwoLayerWindowAndNothingIsLost) {
+// 30 GiB of activations of which 26 are saved for backward (the other 4: the recomputed layer's
+// working tensors, which stay): all but a two-layer window of the saved ones leave.
+TEST(OffloadedState, SavedActivationsLeaveAllButATwoLayerWindowAndNothingIsLost) {
   const MemoryBreakdown before = resident();
   MemoryBreakdown m = before;
-  move_offloaded_state(m, plan(TrainingFramework::pytorch, {kGpu, kGpu, kCpu}), {kParams, 1 * kGiB});
-  EXPECT_DOUBLE_EQ(m.activations_bytes, kActivationWindowLayers * kGiB);
+  move_offloaded_state(m, plan(TrainingFramework::pytorch, {kGpu, kGpu, kCpu}), {kParams, 1 * kGiB, 26 * kGiB});
+  EXPECT_DOUBLE_EQ(m.activations_bytes, 4 * kGiB + kActivationWindowLayers * kGiB);
   EXPECT_DOUBLE_EQ(m.activations_bytes + m.host_bytes, before.activations_bytes);
   EXPECT_DOUBLE_EQ(m.total(), before.total() - m.host_bytes);
 }
 
 TEST(OffloadedState, FsdpMovesGradientsWithTheShardedParameters) {
   MemoryBreakdown m = resident();
-  move_offloaded_state(m, plan(TrainingFramework::torchtitan, {kCpu, kCpu, kGpu}), {kParams, 1 * kGiB});
+  move_offloaded_state(m, plan(TrainingFramework::torchtitan, {kCpu, kCpu, kGpu}), {kParams, 1 * kGiB, 26 * kGiB});
   EXPECT_EQ(m.gradients_bytes, 0.0);
   EXPECT_EQ(m.weights_bytes, 0.0);
   EXPECT_DOUBLE_EQ(m.host_bytes, 120 * kGiB + 20 * kGiB + kHostGradBytesPerParam * kParams);
