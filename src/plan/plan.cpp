@@ -249,6 +249,22 @@ void check_framework(const Plan& p) {
 //   CPUOffload(offload_params=True)) moves the sharded parameters, their gradients and the
 //   optimizer step to the CPU together, so optimizer and params both cpu, under zero3; a plain
 //   loop can keep saved activations in host memory (torch.autograd.graph.save_on_cpu).
+// Megatron-LM's own refusals of offload combinations (arguments.py validate_args, d98e8a64):
+// --cpu-offloading-num-layers runs on one pipeline stage without activation recomputation, and
+// the CPU optimizer with FP8 parameter gather needs the delayed recipe.
+void check_megatron_offload_combinations(const Plan& p) {
+  if (p.offload.activations == MemoryTier::cpu && p.pp != 1)
+    throw Error("offload_activations", "Megatron-LM's activation offload does not run with pipeline parallelism",
+                "gpu, or pp=1");
+  if (p.offload.activations == MemoryTier::cpu && p.recompute != Recompute::none)
+    throw Error("offload_activations", "Megatron-LM's activation offload does not run with activation recomputation",
+                "gpu, or recompute=none");
+  if (p.offload.optimizer == MemoryTier::cpu && p.precision == Precision::fp8 && p.fp8_param_gather &&
+      p.fp8_recipe != Fp8Recipe::delayed)
+    throw Error("fp8_param_gather", "Megatron's CPU optimizer offload with FP8 parameter gather needs the delayed recipe",
+                "fp8_param_gather=0, fp8_recipe=delayed, or offload_optimizer=gpu");
+}
+
 void check_offload_support(const Plan& p) {
   const StatePlacement& o = p.offload;
   const std::string name = std::string("framework ") + to_string(p.framework);
@@ -260,6 +276,7 @@ void check_offload_support(const Plan& p) {
     if (o.optimizer == MemoryTier::nvme)
       throw Error("offload_optimizer", name + " offloads the optimizer to the CPU only (--optimizer-cpu-offload)",
                   "gpu, cpu, or framework deepspeed for nvme");
+    check_megatron_offload_combinations(p);
   } else if (deepspeed_engine(p.framework)) {
     const bool zero3 = p.zero == OptimizerSharding::zero3;
     if (o.params != MemoryTier::gpu && !zero3)

@@ -27,6 +27,13 @@ PlanConstraints with_placement(PlanConstraints fix, const StatePlacement& placem
       fix.zero_choices = {OptimizerSharding::zero1, OptimizerSharding::zero3};
   }
   if (deepspeed_engine(f) && placement.activations == kCpu && !fix.recompute) fix.recompute = Recompute::full;
+  // Megatron's activation offload runs on one stage without recomputation, and its CPU optimizer
+  // gathers FP8 parameters only under the delayed recipe (plan.cpp check_megatron_offload_combinations).
+  if (f == TrainingFramework::megatron && placement.activations == kCpu) {
+    if (!fix.pp) fix.pp = 1;
+    if (!fix.recompute) fix.recompute = Recompute::none;
+  }
+  if (f == TrainingFramework::megatron && placement.optimizer == kCpu && !fix.fp8_param_gather) fix.fp8_param_gather = false;
   return fix;
 }
 

@@ -100,8 +100,15 @@ TEST(OffloadSearch, EachFrameworksLadderPassesItsOwnChecks) {
                        f == TrainingFramework::pytorch
                    ? OptimizerSharding::zero3
                    : OptimizerSharding::zero1;
-      p.recompute = Recompute::full;
+      // DeepSpeed's cpu_checkpointing moves checkpoints (recompute full); Megatron's activation
+      // offload runs without recomputation.
+      const bool megatron_activations = f == TrainingFramework::megatron && where.activations == MemoryTier::cpu;
+      p.recompute = megatron_activations ? Recompute::none : Recompute::full;
       EXPECT_EQ(thrown_field([&] { check_offload(p, c); }), "<no error>") << to_string(f);
+      if (megatron_activations) {
+        p.recompute = Recompute::full;
+        EXPECT_EQ(thrown_field([&] { check_offload(p, c); }), "offload_activations");
+      }
     }
   }
 }
