@@ -27,8 +27,15 @@ void* operator new(std::size_t bytes) {
   if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) return p;
   throw std::bad_alloc();
 }
+// std::stable_sort's temporary buffer comes from the nothrow form and goes back through the plain
+// delete: replacing one form and not the other pairs ASan's new with this free (alloc-dealloc-mismatch).
+void* operator new(std::size_t bytes, const std::nothrow_t&) noexcept {
+  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(bytes == 0 ? 1 : bytes);
+}
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 #pragma GCC diagnostic pop
 
 namespace tessera {
