@@ -175,7 +175,7 @@ void validate_plan(const Plan& plan, const ModelSpec& model, const Cluster& clus
                    const Workload& workload);
 
 // The part of validate_plan about offload tiers: what the plan's framework can move where
-// (plan.cpp check_offload_support) and whether the cluster's nodes have those tiers. Throws Error
+// (plan/memory_tiers.cpp) and whether the cluster's nodes have those tiers. Throws Error
 // naming the offload key.
 void check_offload(const Plan& plan, const Cluster& cluster);
 

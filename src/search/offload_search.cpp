@@ -14,7 +14,7 @@ bool any_pinned(const PlanConstraints& fix) {
 }
 
 // The search space of one placement: the shardings and recompute the framework needs for it
-// (plan.cpp check_offload_support), unless pinned.
+// (plan/memory_tiers.cpp), unless pinned.
 PlanConstraints with_placement(PlanConstraints fix, const StatePlacement& placement) {
   fix.defaults.offload = placement;
   const TrainingFramework f = fix.defaults.framework;
@@ -28,7 +28,7 @@ PlanConstraints with_placement(PlanConstraints fix, const StatePlacement& placem
   }
   if (deepspeed_engine(f) && placement.activations == kCpu && !fix.recompute) fix.recompute = Recompute::full;
   // Megatron's activation offload runs on one stage without recomputation, and its CPU optimizer
-  // gathers FP8 parameters only under the delayed recipe (plan.cpp check_megatron_offload_combinations).
+  // gathers FP8 parameters only under the delayed recipe (plan/memory_tiers.cpp).
   if (f == TrainingFramework::megatron && placement.activations == kCpu) {
     if (!fix.pp) fix.pp = 1;
     if (!fix.recompute) fix.recompute = Recompute::none;

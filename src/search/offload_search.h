@@ -7,7 +7,7 @@
 //   3. the parameters to the CPU (ZeRO-3 with offload_param / FSDP CPU offload: copied into GPU
 //      memory for every forward and backward);
 //   4. the optimizer to NVMe, then 5. the parameters to NVMe (ZeRO-Infinity).
-// Each framework takes the steps it can run (plan.cpp check_offload), on the tiers the cluster's
+// Each framework takes the steps it can run (plan/memory_tiers.cpp check_offload), on the tiers the cluster's
 // nodes have. The ladder stops one step after the first that fits: the next step frees more
 // memory, which can buy a larger micro-batch, but every later one is slower. Tiers pinned with
 // --fix are searched as pinned, alone. Every step records the leanest plan it found: the reason

@@ -1,5 +1,5 @@
 // Offload tiers as plan keys (plan/memory_tiers.h) and the plan checks that a framework can move
-// the state it is asked to, on a cluster that has the tier (plan.cpp check_offload).
+// the state it is asked to, on a cluster that has the tier (plan/memory_tiers.cpp check_offload).
 #include "plan/memory_tiers.h"
 
 #include <gtest/gtest.h>
