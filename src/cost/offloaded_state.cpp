@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/units.h"
+
 namespace tessera {
 
 namespace {
@@ -18,7 +20,7 @@ void move_optimizer(MemoryBreakdown& mem, const Plan& p, const ResidentState& s)
   // optimizer state, which then passes through the swapper's pinned sub-group buffers.
   if (tier == MemoryTier::nvme) {
     mem.nvme_bytes += kHostGradBytesPerParam * s.optimizer_params;
-    mem.host_bytes += kDeepSpeedOptimizerSwapBuffers * std::min(s.optimizer_params, kDeepSpeedSubGroupElements) * 4.0;
+    mem.host_bytes += kDeepSpeedOptimizerSwapBuffers * std::min(s.optimizer_params, kDeepSpeedSubGroupElements) * units::kBytesFp32;
   } else {
     mem.host_bytes += kHostGradBytesPerParam * s.optimizer_params;
   }

@@ -7,10 +7,10 @@
 
 #include "catalog/gpu_catalog.h"
 #include "catalog/model_source.h"
+#include "common/offload_planner_case.h"
 #include "common/thrown_field.h"
 #include "export/deepspeed_rules.h"
 #include "formats/plan_text.h"
-#include "search/offload_search.h"
 
 namespace tessera {
 namespace {
@@ -154,24 +154,12 @@ TEST(DeepSpeedConfig, PlansDeepSpeedCannotExpressNameTheKey) {
   EXPECT_EQ(field_of([](Plan& p) { p.micro_batch = 3; }), "gbs");  // 64 is not a multiple of 3 x 16
 }
 
-}  // namespace
-}  // namespace tessera
-
-namespace tessera {
-namespace {
 
 // What the planner writes: the five best DeepSpeed plans of twelve searches (pretraining, full
 // fine-tuning that needs ZeRO-Offload, LoRA and QLoRA, 1 to 64 GPUs, Ampere, Hopper and Volta),
 // each exported and read back through DeepSpeed's rule table.
-struct PlannerCase {
-  const char* model;
-  const char* cluster;
-  std::int64_t gbs, seq;
-  TrainingTask task;
-};
-
 TEST(DeepSpeedConfig, EveryPlanThePlannerWritesPassesTheRules) {
-  const PlannerCase kCases[] = {
+  const testing::OffloadPlannerCase kCases[] = {
       {"llama3-8b", "a100-sxm-40gb:1", 8, 4096, TrainingTask::full_finetune},   // needs the optimizer on CPU
       {"llama3-8b", "h100-sxm-80gb:8", 64, 4096, TrainingTask::pretrain},
       {"llama3-8b", "h100-sxm-80gb:16", 128, 8192, TrainingTask::full_finetune},
@@ -186,24 +174,15 @@ TEST(DeepSpeedConfig, EveryPlanThePlannerWritesPassesTheRules) {
       {"llama-65b", "rtx-a6000:1", 16, 512, TrainingTask::qlora},
   };
   int exported = 0;
-  for (const PlannerCase& pc : kCases) {
-    const ModelSpec model = builtin_model(pc.model);
-    const Cluster cluster = load_cluster(pc.cluster);
-    const Workload w{pc.gbs, pc.seq};
-    PlanConstraints fix;
-    fix.defaults.framework = TrainingFramework::deepspeed;
-    fix.defaults.tuning.task = pc.task;
-    if (fix.defaults.tuning.adapters()) fix.defaults.tuning.lora_rank = 16;
-    PlannerOptions options;
-    options.top_k = 5;
-    const OffloadSearch found = search_plans_with_offload(model, cluster, w, fix, options);
-    ASSERT_FALSE(found.search.plans.empty()) << pc.model << " on " << pc.cluster;
-    for (const RankedPlan& ranked : found.search.plans) {
+  for (const testing::OffloadPlannerCase& pc : kCases) {
+    const testing::PlannedOffloadCase c = testing::plan_with_offload(pc, TrainingFramework::deepspeed);
+    ASSERT_FALSE(c.found.search.plans.empty()) << c.name();
+    for (const RankedPlan& ranked : c.found.search.plans) {
       const Plan& p = ranked.plan;
-      const json config = deepspeed_config(model, p, w, cluster);
-      const DeepSpeedTopology topology{p.dp, p.pp, cluster.gpu.family != "volta"};
+      const json config = deepspeed_config(c.model, p, c.workload, c.cluster);
+      const DeepSpeedTopology topology{p.dp, p.pp, c.cluster.gpu.family != "volta"};
       const std::set<std::string> broken = fired(config, topology);
-      EXPECT_TRUE(broken.empty()) << pc.model << " on " << pc.cluster << ": " << *broken.begin();
+      EXPECT_TRUE(broken.empty()) << c.name() << ": " << *broken.begin();
       EXPECT_EQ(config.at("train_batch_size").get<std::int64_t>(), pc.gbs);
       ++exported;
     }

@@ -9,13 +9,13 @@
 #include "catalog/gpu_catalog.h"
 #include "catalog/model_source.h"
 #include "common/export_cases.h"
+#include "common/offload_planner_case.h"
 #include "common/thrown_field.h"
 #include "export/megatron_rules.h"
 #include "formats/megatron_args.h"
 #include "formats/plan_constraints_text.h"
 #include "formats/plan_text.h"
 #include "report/plan_report.h"
-#include "search/offload_search.h"
 #include "search/planner.h"
 
 namespace tessera {
@@ -356,37 +356,21 @@ TEST(MegatronLaunchScript, DenseAndMoeBestPlans) {
   }
 }
 
-}  // namespace
-}  // namespace tessera
-
-namespace tessera {
-namespace {
 
 // What the planner answers with Megatron when nothing fits on the GPUs: the optimizer on the CPU
 // (and activations, on one stage without recomputation), each of the best plans exported and
 // passing the rule table (megatron_args checks it and throws), its flags saying the placement.
 TEST(MegatronExport, PlannedOffloadPlansPassTheRuleTable) {
-  struct Case {
-    const char* model;
-    const char* cluster;
-    std::int64_t gbs, seq;
-  };
-  const Case kCases[] = {{"llama3-8b", "a100-sxm-80gb:1", 8, 4096},
-                         {"llama3-8b", "h100-sxm-80gb:1", 16, 8192},
-                         {"qwen2.5-32b", "h100-sxm-80gb:4", 16, 4096},
-                         {"llama3-70b", "a100-sxm-40gb:16", 32, 4096}};
+  const testing::OffloadPlannerCase kCases[] = {{"llama3-8b", "a100-sxm-80gb:1", 8, 4096},
+                                                {"llama3-8b", "h100-sxm-80gb:1", 16, 8192},
+                                                {"qwen2.5-32b", "h100-sxm-80gb:4", 16, 4096},
+                                                {"llama3-70b", "a100-sxm-40gb:16", 32, 4096}};
   int offloaded = 0;
-  for (const Case& c : kCases) {
-    const ModelSpec m = builtin_model(c.model);
-    const Cluster cluster = load_cluster(c.cluster);
-    const Workload w{c.gbs, c.seq};
-    PlanConstraints fix;
-    PlannerOptions options;
-    options.top_k = 5;
-    const OffloadSearch found = search_plans_with_offload(m, cluster, w, fix, options);
-    ASSERT_FALSE(found.search.plans.empty()) << c.model << " on " << c.cluster;
-    for (const RankedPlan& r : found.search.plans) {
-      const auto args = megatron_args(m, r.plan, w);
+  for (const testing::OffloadPlannerCase& pc : kCases) {
+    const testing::PlannedOffloadCase c = testing::plan_with_offload(pc, TrainingFramework::megatron);
+    ASSERT_FALSE(c.found.search.plans.empty()) << c.name();
+    for (const RankedPlan& r : c.found.search.plans) {
+      const auto args = megatron_args(c.model, r.plan, c.workload);
       EXPECT_EQ(has_flag(args, "--optimizer-cpu-offload"), r.plan.offload.optimizer == MemoryTier::cpu);
       EXPECT_EQ(has_flag(args, "--cpu-offloading-num-layers"), r.plan.offload.activations == MemoryTier::cpu);
       offloaded += r.plan.offload.any_offload() ? 1 : 0;

@@ -7,10 +7,10 @@
 
 #include "catalog/gpu_catalog.h"
 #include "catalog/model_source.h"
+#include "common/offload_planner_case.h"
 #include "common/thrown_field.h"
 #include "export/torchtitan_rules.h"
 #include "formats/plan_text.h"
-#include "search/offload_search.h"
 
 namespace tessera {
 namespace {
@@ -189,36 +189,20 @@ TEST(TorchtitanJob, PlansTorchtitanCannotRunAreRefusedNamingWhy) {
   EXPECT_EQ(testing::thrown_field([&] { torchtitan_job(mixtral, any.plan, any.workload, cluster); }), "framework");
 }
 
-}  // namespace
-}  // namespace tessera
-
-namespace tessera {
-namespace {
 
 // What the planner answers with torchtitan when nothing fits on the GPUs (FSDP2's CPUOffloadPolicy,
 // parameters and optimizer together): every one of the best plans exports and passes the rules.
 TEST(TorchtitanJob, PlannedOffloadPlansPassTheRules) {
-  struct Case {
-    const char* model;
-    const char* cluster;
-    std::int64_t gbs, seq;
-  };
-  const Case kCases[] = {{"llama3-8b", "a100-sxm-40gb:1", 8, 4096}, {"llama3-70b", "h100-sxm-80gb:4", 16, 4096}};
+  const testing::OffloadPlannerCase kCases[] = {{"llama3-8b", "a100-sxm-40gb:1", 8, 4096},
+                                                {"llama3-70b", "h100-sxm-80gb:4", 16, 4096}};
   int offloaded = 0;
-  for (const Case& c : kCases) {
-    const ModelSpec m = builtin_model(c.model);
-    const Cluster cluster = load_cluster(c.cluster);
-    const Workload w{c.gbs, c.seq};
-    PlanConstraints fix;
-    fix.defaults.framework = TrainingFramework::torchtitan;
-    PlannerOptions options;
-    options.top_k = 5;
-    const OffloadSearch found = search_plans_with_offload(m, cluster, w, fix, options);
-    ASSERT_FALSE(found.search.plans.empty()) << c.model << " on " << c.cluster;
-    for (const RankedPlan& r : found.search.plans) {
-      const TorchtitanJobFiles files = torchtitan_job(m, r.plan, w, cluster);
+  for (const testing::OffloadPlannerCase& pc : kCases) {
+    const testing::PlannedOffloadCase c = testing::plan_with_offload(pc, TrainingFramework::torchtitan);
+    ASSERT_FALSE(c.found.search.plans.empty()) << c.name();
+    for (const RankedPlan& r : c.found.search.plans) {
+      const TorchtitanJobFiles files = torchtitan_job(c.model, r.plan, c.workload, c.cluster);
       const TorchtitanJob job = parse_torchtitan_job(files.recipe_py, files.launch_command);
-      EXPECT_TRUE(torchtitan_violations(job, torchtitan_target(cluster)).empty()) << c.model;
+      EXPECT_TRUE(torchtitan_violations(job, torchtitan_target(c.cluster)).empty()) << c.name();
       EXPECT_EQ(job.enable_cpu_offload, r.plan.offload.params == MemoryTier::cpu);
       offloaded += r.plan.offload.any_offload() ? 1 : 0;
     }
