@@ -306,7 +306,7 @@ void add_search_options(CLI::App& sub, PlanOptions& o) {
   sub.add_option("--fix", o.fix, "Pin degrees or switches, e.g. tp=8,recompute=full");
   sub.add_option("--framework", o.framework,
                  "Search what this framework can run, priced as it runs: megatron | megatron-deepspeed | deepspeed | "
-                 "torchtitan | nemo-automodel | pytorch")
+                 "torchtitan | nemo-automodel | pytorch | megatrain")
       ->capture_default_str();
   sub.add_option("--task", o.task,
                  "What is trained: pretrain | full-finetune | lora | qlora (adapters: --fix lora_rank=N,lora_targets=...)")

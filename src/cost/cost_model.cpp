@@ -11,6 +11,7 @@
 #include "cost/compute_cost.h"
 #include "cost/embedding_head_cost.h"
 #include "cost/layer_cost.h"
+#include "cost/layer_streaming.h"
 #include "cost/memory_model.h"
 #include "cost/memory_verdict.h"
 #include "cost/offload_time.h"
@@ -231,7 +232,9 @@ class IterationModel {
     if (!p.offload.any_offload()) return 0.0;
     OffloadShares shares;
     shares.optimizer_params = optimizer_params(shape, params);
-    shares.weight_shard_params = params.dense / static_cast<double>(dp_ranks) + params.expert / static_cast<double>(edp_ranks);
+    shares.weight_shard_params = p.framework == TrainingFramework::megatrain
+                                     ? streamed_layer_params(m)
+                                     : params.dense / static_cast<double>(dp_ranks) + params.expert / static_cast<double>(edp_ranks);
     if (p.offload.activations != MemoryTier::gpu) shares.activation_bytes_per_microbatch = activation_bytes_per_microbatch(m, p, w, shape);
     return offload_exposed_s(p, c, offload_traffic(p, shares, sc.total(), sc.bwd_s, static_cast<double>(microbatches)));
   }
@@ -245,6 +248,7 @@ class IterationModel {
       for (std::int64_t k = 0; k < split.virtual_stages; ++k) recomputed += p.recomputed_layers(split.virtual_stage_layers(k));
       flops.recompute *= static_cast<double>(recomputed) / static_cast<double>(m.layers);
     }
+    if (p.framework == TrainingFramework::megatrain) flops.recompute *= kMegatrainForwardPasses - 1.0;
     if (p.tuning.adapters()) flops = adapter_iteration_flops(flops, m, p.tuning, w.tokens(), w.seq_len);
     e.model_flops = flops.model();
     e.hardware_flops = flops.hardware();

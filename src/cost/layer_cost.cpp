@@ -7,6 +7,7 @@
 #include "cost/adapter_cost.h"
 #include "cost/compute_cost.h"
 #include "cost/eager_kernels.h"
+#include "cost/layer_streaming.h"
 #include "cost/moe_layer_cost.h"
 #include "core/units.h"
 #include "model/parameter_count.h"
@@ -257,11 +258,13 @@ LayerCost layer_cost(const LayerContext& x, bool moe, Recompute recompute) {
   double elementwise_fwd = memory_bound_time_s(elementwise_bytes_fwd, x.c.gpu) +
                            kElementwiseKernelsPerLayer * x.c.gpu.kernel_overhead_s;
   double elementwise_bwd = kElementwiseBackwardOverForward * elementwise_fwd;
-  if (p.framework == TrainingFramework::pytorch) {
+  if (p.framework == TrainingFramework::pytorch || p.framework == TrainingFramework::megatrain) {
     // Eager PyTorch: every elementwise op its own kernel (cost/eager_kernels.h), and autocast's
     // bf16 copy of each fp32 weight per forward (again when recomputed), its gradient cast back.
     // Under PEFT the base is bf16 or NF4 (never cast); QLoRA's dequantization is adapter.dequant_s.
-    const double params = p.tuning.adapters() ? 0.0 : eager_layer_cast_params(m, moe);
+    // MegaTrain runs the same Hugging Face layers eagerly on bf16 weights: nothing to cast.
+    const bool casts = p.framework == TrainingFramework::pytorch && !p.tuning.adapters();
+    const double params = casts ? eager_layer_cast_params(m, moe) : 0.0;
     elementwise_fwd = memory_bound_time_s(T * eager_layer_forward_bytes_per_token(m) + kEagerWeightCastBytesPerParam * params, x.c.gpu) +
                       kEagerKernelsPerLayerForward * x.c.gpu.kernel_overhead_s;
     elementwise_bwd = memory_bound_time_s(T * eager_layer_backward_bytes_per_token(m) + kEagerGradCastBytesPerParam * params, x.c.gpu) +
@@ -310,7 +313,9 @@ LayerCost layer_cost(const LayerContext& x, bool moe, Recompute recompute) {
                            mlp_recomputed ? mlp_gemm_fwd + memory_bound_time_s(kB16 * T * act_passes * act_width, x.c.gpu) : 0.0,
                            ep_fwd};
   const RecomputeTime again = recompute_time(recompute, modules, moe, parts, block);
-  cost.recompute_s = again.recompute_s;
+  // MegaTrain re-runs each layer's forward twice in backward (cost/layer_streaming.h).
+  const double passes = p.framework == TrainingFramework::megatrain ? kMegatrainForwardPasses - 1.0 : 1.0;
+  cost.recompute_s = passes * again.recompute_s;
   const double recompute_comm = again.comm_s;
 
   // The shared experts' GEMMs run inside the TP region too (the routed experts do not).

@@ -5,6 +5,7 @@
 #include "core/units.h"
 #include "cost/adapter_parameters.h"
 #include "cost/eager_pytorch_memory.h"
+#include "cost/layer_streaming.h"
 #include "cost/offloaded_state.h"
 #include "hardware/physical_ranges.h"
 #include "model/parameter_count.h"
@@ -169,6 +170,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const Workload& 
                              const StageShape& s, const GpuSpec& gpu) {
   // A plain PyTorch loop has one stage (plan.cpp check_framework) and its own tensors.
   if (s.framework == TrainingFramework::pytorch) return eager_pytorch_memory(m, p, w, gpu);
+  if (s.framework == TrainingFramework::megatrain) return layer_streaming_memory(m, p, w, gpu);
   MemoryBreakdown mem;
   const StageParameters params = stage_parameters(m, p, s);
   const bool torchtitan = s.framework == TrainingFramework::torchtitan;

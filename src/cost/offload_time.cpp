@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "cost/layer_streaming.h"
+
 namespace tessera {
 
 namespace {
@@ -46,6 +48,15 @@ OffloadTraffic offload_traffic(const Plan& p, const OffloadShares& shares, doubl
   const bool params_offloaded = p.offload.params != MemoryTier::gpu;
   OffloadTraffic t;
   t.optimizer_params = shares.optimizer_params;
+  t.microbatch_compute_s = microbatch_compute_s;
+  t.last_backward_s = last_backward_s;
+  t.microbatches = microbatches;
+  if (p.framework == TrainingFramework::megatrain) {
+    // bf16 layer weights in for each of a layer's forward passes; the bf16 gradients go out the
+    // other way of the full-duplex link, in less time, and the CPU adds them while backward runs.
+    t.param_bytes_per_microbatch = kMegatrainForwardPasses * kBytes16 * shares.weight_shard_params;
+    return t;
+  }
   t.grad_bytes_per_param = params_offloaded ? 0.0 : (deepspeed ? kBytes16 : kBytes32);
   t.upload_bytes_per_param = fsdp ? 0.0 : kBytes16;
   if (params_offloaded) {
@@ -54,9 +65,6 @@ OffloadTraffic offload_traffic(const Plan& p, const OffloadShares& shares, doubl
     t.param_bytes_per_microbatch = (gathers * shares.weight_shard_params + shares.optimizer_params) * copy_bytes;
   }
   t.activation_bytes_per_microbatch = 2.0 * shares.activation_bytes_per_microbatch;
-  t.microbatch_compute_s = microbatch_compute_s;
-  t.last_backward_s = last_backward_s;
-  t.microbatches = microbatches;
   return t;
 }
 

@@ -120,8 +120,12 @@ void add_precision(std::vector<std::string>& a, const Plan& p) {
   a.emplace_back("--fp8-param-gather");
 }
 
-// pretrain_gpt.py trains every parameter: no adapters (LoRA / QLoRA go out as PEFT configs).
+// pretrain_gpt.py trains every parameter of a model held on the GPUs: no adapters (LoRA / QLoRA go
+// out as PEFT configs), no MegaTrain streaming.
 void check_task(const Plan& p) {
+  if (p.framework == TrainingFramework::megatrain)
+    throw Error("framework", "MegaTrain streams layers from host memory, which Megatron-LM has no mode for",
+                "a plan of framework megatron; a megatrain plan is launched with MegaTrain's own YAML config");
   if (p.tuning.adapters())
     throw Error("task", "Megatron-LM's pretrain_gpt.py trains every parameter (no LoRA adapters)",
                 "pretrain or full_finetune; export lora / qlora as a PEFT config");

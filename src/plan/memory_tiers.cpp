@@ -57,11 +57,22 @@ void check_megatron_offload_combinations(const Plan& p) {
 //   CPUOffload(offload_params=True)) moves the sharded parameters, their gradients and the
 //   optimizer step to the CPU together, so optimizer and params both cpu, under zero3; a plain
 //   loop can keep saved activations in host memory (torch.autograd.graph.save_on_cpu).
+// - megatrain: parameters and the optimizer live in host memory by design (both cpu), activations
+//   on the GPU.
 void check_offload_support(const Plan& p) {
   const StatePlacement& o = p.offload;
   const std::string name = std::string("framework ") + to_string(p.framework);
   if (o.activations == MemoryTier::nvme)
     throw Error("offload_activations", "no framework pages activations to NVMe", "gpu, cpu");
+  if (p.framework == TrainingFramework::megatrain) {
+    if (o.optimizer != MemoryTier::cpu || o.params != MemoryTier::cpu)
+      throw Error(o.optimizer != MemoryTier::cpu ? "offload_optimizer" : "offload_params",
+                  name + " keeps parameters and the optimizer in host memory and streams layers to the GPU",
+                  "offload_optimizer=cpu with offload_params=cpu");
+    if (o.activations != MemoryTier::gpu)
+      throw Error("offload_activations", name + " keeps its activation checkpoints on the GPU", "gpu");
+    return;
+  }
   if (p.framework == TrainingFramework::megatron) {
     if (o.params != MemoryTier::gpu)
       throw Error("offload_params", name + " keeps parameters in GPU memory", "gpu, or framework deepspeed");

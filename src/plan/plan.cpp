@@ -53,11 +53,13 @@ struct FrameworkName {
   TrainingFramework value;
   const char* text;
 };
-// The validation schema's `framework` values (../shared/validation/README.md §1), in its order.
+// The validation schema's `framework` values (../shared/validation/README.md §1), in its order,
+// then megatrain, which no validation file has run.
 constexpr FrameworkName kFrameworkNames[] = {
     {TrainingFramework::megatron, "megatron"},         {TrainingFramework::megatron_deepspeed, "megatron-deepspeed"},
     {TrainingFramework::deepspeed, "deepspeed"},       {TrainingFramework::torchtitan, "torchtitan"},
     {TrainingFramework::nemo_automodel, "nemo-automodel"}, {TrainingFramework::pytorch, "pytorch"},
+    {TrainingFramework::megatrain, "megatrain"},
 };
 }  // namespace
 
@@ -211,6 +213,26 @@ void validate_moe_plan(const Plan& p, const ModelSpec& m) {
                 "tensorwise, blockwise or mxfp8 with those modules, or modules without them");
 }
 
+// MegaTrain (DLYuanGod/MegaTrain 919520f, infinity/model/cpu_master.py, examples/sft/configs/
+// README.md): one Hugging Face model in bf16 streamed layer by layer through each GPU, no tensor,
+// pipeline, context or expert parallelism; every block of layers checkpointed (checkpoint_interval)
+// and recomputed; parameters and Adam in host memory. Its multi-GPU mode shares that host copy
+// among spawned workers without NCCL, which Tessera does not model, so one GPU.
+void check_megatrain(const Plan& p) {
+  const std::pair<const char*, std::int64_t> degrees[] = {{"tp", p.tp}, {"pp", p.pp}, {"cp", p.cp}, {"ep", p.ep}, {"dp", p.dp}};
+  for (const auto& [key, value] : degrees)
+    if (value != 1)
+      throw Error(key, "framework megatrain streams one model through one GPU (its shared-memory data parallelism is not modelled)",
+                  std::string(key) + "=1 on a one-GPU cluster");
+  if (p.precision == Precision::fp8)
+    throw Error("precision", "framework megatrain computes in the model's dtype", "bf16");
+  if (p.recompute != Recompute::full || p.recompute_layers != 0)
+    throw Error("recompute", "framework megatrain checkpoints every block of layers and recomputes it (checkpoint_interval)",
+                "full, with recompute_layers=0");
+  if (p.zero != OptimizerSharding::none)
+    throw Error("zero", "framework megatrain keeps one unsharded optimizer in host memory", "none");
+}
+
 // What each framework can run, where it is narrower than Megatron-Core.
 // - pytorch: a plain loop (torch.nn.parallel.DistributedDataParallel, FSDP / fully_shard, or one
 //   GPU) over a Hugging Face model has no tensor, pipeline, context or expert parallelism of its
@@ -235,6 +257,7 @@ void check_framework(const Plan& p) {
   }
   if (deepspeed_engine(p.framework) && p.cp != 1)
     throw Error("cp", std::string("framework ") + name + " has no context parallelism", "cp=1, or framework megatron");
+  if (p.framework == TrainingFramework::megatrain) check_megatrain(p);
 }
 
 }  // namespace

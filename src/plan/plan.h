@@ -25,8 +25,10 @@ enum class OptimizerSharding { none, zero1, zero2, zero3 };
 // gathers on the compute stream); torchtitan (op-level selective activation checkpointing, FSDP2
 // as zero3); NeMo AutoModel (FSDP2 as torchtitan runs it); plain PyTorch (a DDP / FSDP / one-GPU
 // loop with AMP on Hugging Face models: fp32 parameters and 16 B of state per parameter, bf16
-// autocast copies, eager unfused kernels, the loss over fp32 logits; cost/eager_pytorch_memory.h).
-enum class TrainingFramework { megatron, megatron_deepspeed, deepspeed, torchtitan, nemo_automodel, pytorch };
+// autocast copies, eager unfused kernels, the loss over fp32 logits; cost/eager_pytorch_memory.h);
+// MegaTrain (arXiv 2604.05091: host memory holds every parameter and the optimizer, the GPU streams
+// one layer at a time; cost/layer_streaming.h).
+enum class TrainingFramework { megatron, megatron_deepspeed, deepspeed, torchtitan, nemo_automodel, pytorch, megatrain };
 const char* to_string(TrainingFramework value);
 TrainingFramework parse_training_framework(const std::string& text);  // Error("framework", ...)
 // The engines whose pipeline and collectives DeepSpeed schedules.

@@ -156,6 +156,21 @@ PlanConstraints pytorch_constraints(PlanConstraints fix) {
   if (!fix.fp8_param_gather) fix.fp8_param_gather = false;
   return fix;
 }
+
+// MegaTrain (plan.cpp check_megatrain): one GPU, bf16, whole blocks recomputed, parameters and
+// the optimizer in host memory by design; only the micro-batch is the search's to choose.
+PlanConstraints megatrain_constraints(PlanConstraints fix) {
+  for (std::optional<std::int64_t>* degree : {&fix.tp, &fix.pp, &fix.cp, &fix.ep, &fix.vpp})
+    if (!*degree) *degree = 1;
+  if (!fix.precision) fix.precision = Precision::bf16;
+  if (!fix.recompute) fix.recompute = Recompute::full;
+  if (!fix.recompute_layers) fix.recompute_layers = 0;
+  if (!fix.zero) fix.zero = OptimizerSharding::none;
+  if (!fix.fp8_param_gather) fix.fp8_param_gather = false;
+  if (!fix.offload_optimizer) fix.offload_optimizer = MemoryTier::cpu;
+  if (!fix.offload_params) fix.offload_params = MemoryTier::cpu;
+  return fix;
+}
 }  // namespace
 
 // The search space of the framework a caller plans for (fix.defaults.framework). torchtitan
@@ -164,6 +179,7 @@ PlanConstraints pytorch_constraints(PlanConstraints fix) {
 // pipeline or context parallelism; the rest of its rules filter each candidate.
 PlanConstraints framework_constraints(const ModelSpec& model, PlanConstraints fix) {
   if (fix.defaults.framework == TrainingFramework::pytorch) return pytorch_constraints(fix);
+  if (fix.defaults.framework == TrainingFramework::megatrain) return megatrain_constraints(fix);
   // DeepSpeed's config has fp16 and bf16 modes only (DeepSpeed edaa7221 runtime/config.py): FP8
   // GEMMs would need Transformer Engine inside the model code, which no exported config says, so
   // the search prices bf16 unless precision is pinned.

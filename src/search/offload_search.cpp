@@ -1,6 +1,7 @@
 #include "search/offload_search.h"
 
 #include <algorithm>
+#include <string>
 
 #include "core/error.h"
 
@@ -18,7 +19,7 @@ bool any_pinned(const PlanConstraints& fix) {
 PlanConstraints with_placement(PlanConstraints fix, const StatePlacement& placement) {
   fix.defaults.offload = placement;
   const TrainingFramework f = fix.defaults.framework;
-  const bool fsdp_offload = !deepspeed_engine(f) && f != TrainingFramework::megatron &&
+  const bool fsdp_offload = !deepspeed_engine(f) && f != TrainingFramework::megatron && f != TrainingFramework::megatrain &&
                             (placement.optimizer != kGpu || placement.params != kGpu);
   const bool needs_zero3 = placement.params != kGpu || placement.optimizer == kNvme || fsdp_offload;
   if (!fix.zero) {
@@ -85,6 +86,19 @@ OffloadSearch search_plans_with_offload(const ModelSpec& model, const Cluster& c
                                         const PlanConstraints& fix, const PlannerOptions& options) {
   OffloadSearch out;
   check_fine_tuning(fix.defaults, model);  // what every candidate trains: the user's choice, checked once
+  if (fix.defaults.framework == TrainingFramework::megatrain) {
+    // MegaTrain keeps parameters and the optimizer in host memory by design (plan/memory_tiers.cpp):
+    // its placement, not a step of the ladder. One GPU (plan.cpp check_megatrain).
+    if (cluster.gpus() != 1)
+      throw Error("--cluster", "framework megatrain is modelled on one GPU (" + std::to_string(cluster.gpus()) + " given)",
+                  "a one-GPU cluster, e.g. h200:1");
+    const StatePlacement own{fix.offload_optimizer.value_or(kCpu), fix.offload_params.value_or(kCpu),
+                             fix.offload_activations.value_or(kGpu)};
+    const PlanConstraints placed = with_placement(fix, own);
+    check_offload(probe_plan(placed), cluster);
+    out.search = search_plans(model, cluster, workload, placed, options);
+    return out;
+  }
   if (any_pinned(fix)) {
     const StatePlacement pinned{fix.offload_optimizer.value_or(kGpu), fix.offload_params.value_or(kGpu),
                                 fix.offload_activations.value_or(kGpu)};

@@ -37,7 +37,8 @@ double reference_time_s(const ModelSpec& model, const Cluster& cluster, const Wo
 // Pruning keeps the closed-form ranking exact (search/shape_search.h), but a reference's rank
 // needs every feasible candidate, and eager PyTorch's memory does not grow with the micro-batch.
 bool prunes(const PlanConstraints& fix, const PlannerOptions& options) {
-  return !options.reference && !options.exhaustive && fix.defaults.framework != TrainingFramework::pytorch;
+  return !options.reference && !options.exhaustive && fix.defaults.framework != TrainingFramework::pytorch &&
+         fix.defaults.framework != TrainingFramework::megatrain;
 }
 
 // Prune, fit, cost and rank every shape, on options.threads threads (0: every core), each taking

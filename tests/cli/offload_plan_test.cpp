@@ -2,6 +2,7 @@
 // says which tier each step needed, writes the DeepSpeed and PEFT configs of the answer, and
 // refuses a tier, offload or rank that cannot exist with one line naming the field, exit 2.
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -129,6 +130,37 @@ TEST_F(OffloadPlan, UnknownTaskOrLoraOnMegatronNamesTheField) {
                                          "megatron", "--task", "lora", "--seq", "512", "--gbs", "8", "--fix",
                                          "lora_rank=8"}),
                       "task");
+}
+
+// MegaTrain (framework=megatrain): the answer for a model whose state only host memory holds, and
+// each of its limits named: one GPU, parameters and optimizer on the host, no adapters.
+TEST_F(OffloadPlan, MegatrainTrainsFromHostMemoryOnOneGpu) {
+  const auto r = run_tessera(dir_, {"plan", "--model", "gpt-oss-120b", "--cluster",
+                                    std::string(TESSERA_SOURCE_DIR) + "/examples/clusters/h200-1.5tb-host.json",
+                                    "--framework", "megatrain", "--task", "full-finetune", "--seq", "1024", "--gbs",
+                                    "64", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const json best = json::parse(r.out).at("plans").at(0);
+  EXPECT_TRUE(best.at("fits").get<bool>());
+  EXPECT_EQ(best.at("plan").at("framework"), "megatrain");
+  EXPECT_EQ(best.at("plan").at("offload_params"), "cpu");
+}
+
+TEST_F(OffloadPlan, MegatrainLimitsNameTheirField) {
+  const std::vector<std::string> common{"--model", "qwen2.5-32b", "--seq", "1024", "--gbs", "8"};
+  auto run = [&](std::vector<std::string> args) {
+    args.insert(args.end(), common.begin(), common.end());
+    return run_tessera(dir_, args);
+  };
+  expect_error_naming(run({"plan", "--cluster", "h100-sxm-80gb:8", "--framework", "megatrain"}), "--cluster");
+  expect_error_naming(run({"plan", "--cluster", "h100-sxm-80gb:1", "--framework", "megatrain", "--fix",
+                           "offload_optimizer=gpu"}),
+                      "offload_optimizer");
+  expect_error_naming(run({"plan", "--cluster", "h100-sxm-80gb:1", "--framework", "megatrain", "--task", "lora"}),
+                      "task");
+  expect_error_naming(run_tessera(dir_, {"estimate", "--model", "qwen2.5-32b", "--cluster", "h100-sxm-80gb:1", "--plan",
+                                         "framework=megatrain,recompute=full,mb=4,gbs=8,seq=1024"}),
+                      "offload_optimizer");
 }
 
 }  // namespace
