@@ -21,13 +21,19 @@ fuzz_packages=(
 python_packages=(
   python3-dev pybind11-dev python3-numpy python3-pytest python3-torch
 )
+# DistTrain's data service (issue 35): gRPC and protobuf (C++ and Python), JPEG / PNG decoding,
+# SentencePiece tokenization (its spm_train builds the test tokenizer).
+dataservice_packages=(
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler python3-grpcio python3-protobuf
+  libjpeg-dev libpng-dev libsentencepiece-dev sentencepiece pkg-config
+)
 # The HTML report tests render pages headless (tests/python/test_html_reports.py, scripts/browser_check.py).
 browser_packages=(
   chromium fonts-dejavu-core
 )
 
 missing=()
-for pkg in "${core_packages[@]}" "${fuzz_packages[@]}" "${python_packages[@]}" "${browser_packages[@]}"; do
+for pkg in "${core_packages[@]}" "${fuzz_packages[@]}" "${python_packages[@]}" "${dataservice_packages[@]}" "${browser_packages[@]}"; do
   # `dpkg -s` succeeds for removed-but-configured packages too: require "install ok installed".
   dpkg -s "$pkg" 2>/dev/null | grep -x 'Status: install ok installed' >/dev/null || missing+=("$pkg")
 done

@@ -118,6 +118,7 @@ void register_simulate(CLI::App& app, CommandRegistry& commands);
 void register_adapt(CLI::App& app, CommandRegistry& commands);
 void register_balance(CLI::App& app, CommandRegistry& commands);
 void register_calibrate(CLI::App& app, CommandRegistry& commands);
+void register_data_serve(CLI::App& app, CommandRegistry& commands);
 
 inline void register_all(CLI::App& app, CommandRegistry& commands) {
   register_models(app, commands);
@@ -129,6 +130,7 @@ inline void register_all(CLI::App& app, CommandRegistry& commands) {
   register_adapt(app, commands);
   register_balance(app, commands);
   register_calibrate(app, commands);
+  register_data_serve(app, commands);
 }
 
 }  // namespace tessera::cli

@@ -1,6 +1,7 @@
 #include "formats/sample_file.h"
 
 #include <cmath>
+#include <functional>
 
 #include "core/error.h"
 #include "formats/json_fields.h"
@@ -33,8 +34,22 @@ std::vector<std::int64_t> token_counts(const Json& v, const std::string& field, 
 
 }  // namespace
 
-std::vector<SampleTokens> parse_sample_lines(const std::string& text, const std::string& what) {
-  std::vector<SampleTokens> samples;
+SampleTokens sample_tokens_of(const nlohmann::json& j, const std::string& where) {
+  SampleTokens s;
+  if (j.contains("text_tokens")) s.text_tokens = token_counts(j.at("text_tokens"), where + ".text_tokens", true);
+  if (j.contains("image_tokens")) s.image_tokens = token_counts(j.at("image_tokens"), where + ".image_tokens", false);
+  if (j.contains("generated_tokens")) s.generated_tokens = token_count(j.at("generated_tokens"), where + ".generated_tokens");
+  if (s.backbone_tokens() > kMaxSampleTokens)
+    throw Error(where + ".text_tokens", "text and image tokens add up to " + std::to_string(s.backbone_tokens()),
+                "at most " + std::to_string(kMaxSampleTokens) + " in all");
+  if (s.backbone_tokens() == 0 && s.generated_tokens == 0)
+    throw Error(where, "the sample has no tokens", "at least one text, image or generated token");
+  return s;
+}
+
+std::size_t for_each_json_line(const std::string& text, const std::string& what,
+                               const std::function<void(const nlohmann::json&, const std::string&)>& each) {
+  std::size_t objects = 0;
   std::size_t start = 0;
   for (std::size_t line = 1; start < text.size(); ++line) {
     std::size_t end = text.find('\n', start);
@@ -45,19 +60,19 @@ std::vector<SampleTokens> parse_sample_lines(const std::string& text, const std:
     const std::string where = what + ":" + std::to_string(line);
     const Json j = json_fields::parse(row, where);
     json_fields::require_object(j, where);
-    json_fields::reject_unknown_keys(j, where, {"text_tokens", "image_tokens", "generated_tokens"});
-    SampleTokens s;
-    if (j.contains("text_tokens")) s.text_tokens = token_counts(j.at("text_tokens"), where + ".text_tokens", true);
-    if (j.contains("image_tokens")) s.image_tokens = token_counts(j.at("image_tokens"), where + ".image_tokens", false);
-    if (j.contains("generated_tokens")) s.generated_tokens = token_count(j.at("generated_tokens"), where + ".generated_tokens");
-    if (s.backbone_tokens() > kMaxSampleTokens)
-      throw Error(where + ".text_tokens", "text and image tokens add up to " + std::to_string(s.backbone_tokens()),
-                  "at most " + std::to_string(kMaxSampleTokens) + " in all");
-    if (s.backbone_tokens() == 0 && s.generated_tokens == 0)
-      throw Error(where, "the sample has no tokens", "at least one text, image or generated token");
-    samples.push_back(std::move(s));
+    each(j, where);
+    ++objects;
   }
-  if (samples.empty()) throw Error(what, "no samples", "one JSON object per line");
+  if (objects == 0) throw Error(what, "no samples", "one JSON object per line");
+  return objects;
+}
+
+std::vector<SampleTokens> parse_sample_lines(const std::string& text, const std::string& what) {
+  std::vector<SampleTokens> samples;
+  for_each_json_line(text, what, [&](const Json& j, const std::string& where) {
+    json_fields::reject_unknown_keys(j, where, {"text_tokens", "image_tokens", "generated_tokens"});
+    samples.push_back(sample_tokens_of(j, where));
+  });
   return samples;
 }
 

@@ -1,0 +1,94 @@
+#include "dataservice/epoch_plan.h"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "core/checks.h"
+#include "core/error.h"
+#include "core/seeded_random.h"
+
+namespace tessera {
+
+namespace {
+
+// The shuffle's seed: seed and epoch mixed by SplitMix64's finaliser (Steele et al., OOPSLA 2014),
+// so epoch e of seed s and epoch s of seed e differ.
+std::uint64_t shuffle_seed(std::uint64_t seed, std::int64_t epoch) {
+  std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (static_cast<std::uint64_t>(epoch) + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+void require_placeable(std::span<const SampleTokens> samples, std::int64_t max_tokens) {
+  for (std::size_t i = 0; i < samples.size(); ++i)
+    if (samples[i].backbone_tokens() > max_tokens)
+      throw Error("sample " + std::to_string(i), std::to_string(samples[i].backbone_tokens()) + " tokens",
+                  "at most --max-tokens " + std::to_string(max_tokens) + " per sample");
+}
+
+StreamSettings stream_settings(const EpochSettings& e) {
+  StreamSettings s;
+  s.dp = e.ranks;
+  s.microbatches = e.microbatches;
+  s.max_tokens = e.max_tokens;
+  s.method = e.method;
+  s.until_placed = true;
+  s.steps = static_cast<int>(std::min<std::int64_t>(kMaxSteps, kMaxSlotSteps / s.slots()));
+  return s;
+}
+
+}  // namespace
+
+void EpochSettings::validate() const {
+  require_positive("--ranks", ranks, 1'000'000);
+  require_positive("--microbatches", microbatches, 1'000'000);
+  if (static_cast<std::int64_t>(ranks) * microbatches > kMaxSlots)
+    throw Error("--ranks", "ranks x micro-batches is over " + std::to_string(kMaxSlots), "fewer slots");
+  require_positive("--max-tokens", max_tokens, kMaxSlotTokens);
+  if (method == BalanceMethod::kk)
+    throw Error("--method", "kk balances one step without a token cap", "none, fixed-greedy, lpt or wlb");
+  if (epoch < 0) throw Error("--epoch", "got " + std::to_string(epoch), "0 or more");
+}
+
+EpochPlan plan_epoch(std::span<const SampleTokens> samples, std::span<const double> time_s, const EpochSettings& settings) {
+  settings.validate();
+  require_placeable(samples, settings.max_tokens);
+  std::vector<std::int64_t> order(samples.size());
+  std::iota(order.begin(), order.end(), 0);
+  SeededRandom(shuffle_seed(settings.seed, settings.epoch)).shuffle(std::span<std::int64_t>(order));
+  std::vector<std::int64_t> tokens(order.size());
+  std::vector<double> times(order.size());
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    tokens[k] = samples[static_cast<std::size_t>(order[k])].backbone_tokens();
+    times[k] = time_s[static_cast<std::size_t>(order[k])];
+  }
+  const StreamResult stream = balance_stream(tokens, times, stream_settings(settings));
+  if (stream.n_carried > 0 || stream.n_assigned != static_cast<std::int64_t>(samples.size()))
+    throw Error("--max-tokens", std::to_string(stream.n_carried) + " samples left unplaced", "a larger token cap");
+
+  EpochPlan plan;
+  plan.settings = settings;
+  const int m = settings.microbatches;
+  plan.per_rank = static_cast<std::int64_t>(stream.steps.size()) * m;
+  plan.tasks.resize(static_cast<std::size_t>(settings.ranks * plan.per_rank));
+  for (int r = 0; r < settings.ranks; ++r)
+    for (std::int64_t pos = 0; pos < plan.per_rank; ++pos) {
+      MicroBatchTask& t = plan.tasks[static_cast<std::size_t>(r * plan.per_rank + pos)];
+      t.id = r * plan.per_rank + pos;
+      t.rank = r;
+      t.position = pos;
+      t.step = static_cast<int>(pos / m);
+      t.microbatch = static_cast<int>(pos % m);
+    }
+  for (std::size_t step = 0; step < stream.steps.size(); ++step)
+    for (const SlotPlacement& placed : stream.steps[step].placements) {
+      const int rank = placed.slot / m;
+      const std::int64_t pos = static_cast<std::int64_t>(step) * m + placed.slot % m;
+      plan.tasks[static_cast<std::size_t>(rank * plan.per_rank + pos)].samples.push_back(order[static_cast<std::size_t>(placed.item)]);
+    }
+  return plan;
+}
+
+}  // namespace tessera

@@ -1,0 +1,54 @@
+// The data service's epoch plan (issue 35, DistTrain's disaggregated data preprocessing): which
+// trainer rank receives which samples, in which micro-batch and in which order, for one epoch.
+// The samples are shuffled by (seed, epoch), then streamed through the balancer
+// (balance/stream_balancer.h: per-step packing under the micro-batch token cap, outlier delay)
+// until every sample is placed. A step's D x M slots are the ranks' micro-batches: slot s is rank
+// s / M's micro-batch s % M. Every rank gets steps x M micro-batches, so ranks stay in lockstep;
+// a slot the last steps leave empty is an empty micro-batch. The same (samples, settings) give
+// the same plan on every machine: the coordinator rebuilds it after a restart instead of saving it.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "balance/sample_tokens.h"
+#include "balance/stream_balancer.h"
+
+namespace tessera {
+
+struct EpochSettings {
+  int ranks = 1;              // data-parallel trainer ranks
+  int microbatches = 1;       // micro-batches per rank and step
+  std::int64_t max_tokens = 0;  // tokens of one micro-batch (its packed sequence)
+  BalanceMethod method = BalanceMethod::wlb;
+  std::uint64_t seed = 0;
+  std::int64_t epoch = 0;
+  // Throws Error naming --ranks, --microbatches, --max-tokens or --method.
+  void validate() const;
+};
+
+// One micro-batch of one rank: what a worker builds and the rank receives.
+struct MicroBatchTask {
+  std::int64_t id = 0;        // position in EpochPlan::tasks
+  int rank = 0;
+  std::int64_t position = 0;  // its place in the rank's order (the rank's cursor)
+  int step = 0;
+  int microbatch = 0;
+  std::vector<std::int64_t> samples;  // sample ids (index lines), in packing order
+};
+
+struct EpochPlan {
+  EpochSettings settings;
+  std::vector<MicroBatchTask> tasks;  // rank 0's in order, then rank 1's, ...
+  std::int64_t per_rank = 0;          // micro-batches of each rank: steps x microbatches
+  const MicroBatchTask& at(int rank, std::int64_t position) const {
+    return tasks[static_cast<std::size_t>(rank * per_rank + position)];
+  }
+};
+
+// `time_s[i]` is sample i's predicted training time (balance/sample_cost.h). Throws Error naming
+// the sample ("sample N") when one is longer than max_tokens, so the plan places every sample once.
+EpochPlan plan_epoch(std::span<const SampleTokens> samples, std::span<const double> time_s, const EpochSettings& settings);
+
+}  // namespace tessera
