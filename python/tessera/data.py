@@ -80,18 +80,12 @@ def _to_tensors(batch):
     }
 
 
-def _iterable_base():
-    try:
-        import torch.utils.data
-        return torch.utils.data.IterableDataset
-    except ImportError:  # usable without torch, yielding the protobuf messages' fields as lists
-        return object
+class ServiceReader:
+    """One trainer rank's micro-batches from a coordinator, in the epoch plan's order, as the
+    protocol's MicroBatch messages (or, with tensors=True, dicts of torch tensors). Needs no torch
+    for messages; ServiceDataset is the same reader as a torch IterableDataset."""
 
-
-class ServiceDataset(_iterable_base()):
-    """One trainer rank's micro-batches from a coordinator, in the epoch plan's order."""
-
-    def __init__(self, coordinator, rank, wait_s=1.0, timeout_s=600.0, tensors=True):
+    def __init__(self, coordinator, rank, wait_s=1.0, timeout_s=600.0, tensors=False):
         if not isinstance(rank, int) or isinstance(rank, bool) or rank < 0:
             raise ValueError(f"rank: got {rank!r} (allowed: this trainer's rank, an integer >= 0)")
         self.coordinator = coordinator
@@ -154,3 +148,20 @@ class ServiceDataset(_iterable_base()):
                 yield _to_tensors(reply.batch) if self.tensors else reply.batch
             # Tell the coordinator this rank is done (it ends the epoch when every rank is).
             self._fetch(fetch)
+
+
+def __getattr__(name):
+    # ServiceDataset subclasses torch's IterableDataset, so torch is imported only when it is used.
+    if name != "ServiceDataset":
+        raise AttributeError(f"module 'tessera.data' has no attribute {name!r}")
+    import torch.utils.data
+
+    class ServiceDataset(ServiceReader, torch.utils.data.IterableDataset):
+        """ServiceReader as a torch IterableDataset yielding dicts of tensors: use it in a
+        DataLoader with batch_size=None and num_workers=0."""
+
+        def __init__(self, coordinator, rank, wait_s=1.0, timeout_s=600.0, tensors=True):
+            ServiceReader.__init__(self, coordinator, rank, wait_s=wait_s, timeout_s=timeout_s, tensors=tensors)
+
+    globals()["ServiceDataset"] = ServiceDataset
+    return ServiceDataset

@@ -160,7 +160,7 @@ void register_coordinator(CLI::App& parent, CommandRegistry& commands) {
     const std::int64_t per_rank = setup.plan.per_rank;
     const CoordinatorRun run = run_coordinator(std::move(setup), o->listen, [&](std::string_view line) { io.print("{}", line); });
     if (run.failed) throw Error("epoch", run.error, "samples that can be built, or --skip-bad-samples");
-    io.print("epoch done: {} micro-batches per rank delivered\n", per_rank);
+    io.print("epoch done: {} micro-batches per rank delivered, {} leases expired\n", per_rank, run.leases_expired);
     return 0;
   });
 }

@@ -16,7 +16,7 @@ namespace {
 constexpr int kMaxMessageBytes = 1 << 30;
 
 // Longer than a worker's pause between polls (dataserver/worker_loop.h poll_s) many times over.
-constexpr double kShutdownGraceS = 1.0;
+constexpr double kShutdownGraceS = 0.25;
 
 std::string host_of(const std::string& listen) { return listen.substr(0, listen.rfind(':')); }
 }  // namespace
@@ -38,6 +38,7 @@ CoordinatorRun run_coordinator(CoordinatorSetup setup, const std::string& listen
   CoordinatorRun run;
   run.failed = service.failed();
   run.error = service.error();
+  run.leases_expired = service.leases_expired();
   // Workers polling for work learn the epoch is over (Lease answers epoch_over) before the port
   // closes, instead of retrying a closed port; trainers' last calls finish within the deadline.
   std::this_thread::sleep_for(std::chrono::duration<double>(kShutdownGraceS));

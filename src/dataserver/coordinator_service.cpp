@@ -174,3 +174,12 @@ std::string CoordinatorService::error() const {
 }
 
 }  // namespace tessera
+
+namespace tessera {
+
+std::int64_t CoordinatorService::leases_expired() const {
+  std::lock_guard lock(mutex_);
+  return ledger_.leases_expired();
+}
+
+}  // namespace tessera

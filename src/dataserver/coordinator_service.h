@@ -50,6 +50,7 @@ class CoordinatorService final : public tessera::data::v1::DataService::Service 
   void wait_until_finished();
   bool failed() const;
   std::string error() const;
+  std::int64_t leases_expired() const;
 
  private:
   double now_s() const;

@@ -119,7 +119,7 @@ void build_and_return(const Connection& c, const WorkerOptions& o, const pb::Tas
     request.set_protocol_version(c.version);
     request.set_worker(c.name);
     request.set_task_id(task.task_id());
-    request.set_error(e.what());
+    request.set_error(e.field() + ": " + e.problem());  // the coordinator adds what is allowed
     pb::Ack ack;
     grpc::ClientContext context;
     require_ok(c.stub->Fail(&context, request, &ack), "Fail");
