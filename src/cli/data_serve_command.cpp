@@ -24,7 +24,7 @@ namespace {
 
 struct PlanOptions {
   std::string index, model = "llama3-8b", cluster = "h100-sxm-80gb", method = "wlb";
-  int ranks = 0, microbatches = 0;
+  int ranks = 0, microbatches = 0, pipeline_stages = 1;
   std::int64_t max_tokens = 0, epoch = 0;
   std::uint64_t seed = 0;
   bool json = false;
@@ -47,6 +47,7 @@ void add_plan_options(CLI::App& sub, PlanOptions& o) {
   sub.add_option("--method", o.method, "Balancer: none, fixed-greedy, lpt or wlb")->capture_default_str();
   sub.add_option("--seed", o.seed, "Seed of the epoch's shuffle")->capture_default_str();
   sub.add_option("--epoch", o.epoch, "Epoch number (each epoch shuffles anew)")->capture_default_str();
+  sub.add_option("--pp", o.pipeline_stages, "Pipeline stages of each rank: its micro-batches in 1F1B order")->capture_default_str();
   sub.add_option("--model", o.model, "Backbone whose cost the balancer evens out")->capture_default_str();
   sub.add_option("--cluster", o.cluster, "GPU key, GPU:COUNT or cluster JSON (its GPU sets the costs)")->capture_default_str();
 }
@@ -69,6 +70,7 @@ EpochSettings epoch_settings(const PlanOptions& o) {
   e.method = parse_balance_method(o.method);
   e.seed = o.seed;
   e.epoch = o.epoch;
+  e.pipeline_stages = o.pipeline_stages;
   return e;
 }
 
@@ -121,7 +123,7 @@ CoordinatorSetup coordinator_setup(const CoordinatorOptions& o, const CLI::App& 
   PlanOptions plan = o.plan;
   if (o.resume) {
     if (o.checkpoint.empty()) throw Error("--resume", "needs --checkpoint FILE to resume from", "--checkpoint FILE --resume");
-    for (const char* flag : {"--index", "--ranks", "--microbatches", "--max-tokens", "--method", "--seed", "--epoch"})
+    for (const char* flag : {"--index", "--ranks", "--microbatches", "--max-tokens", "--method", "--seed", "--epoch", "--pp"})
       if (given(sub, flag)) throw Error(flag, "is set by the checkpoint when resuming", "leave it out with --resume");
     const CoordinatorCheckpoint c = read_coordinator_checkpoint(o.checkpoint);
     e = c.settings;

@@ -3,7 +3,8 @@
 // the same plan), so the file holds those and each rank's cursor, written atomically (a temporary
 // file renamed over the old one) each time a cursor moves:
 //   {"format": "tessera-data-coordinator", "protocol_version": 1, "index": PATH, "ranks": D,
-//    "microbatches": M, "max_tokens": S, "method": "wlb", "seed": X, "epoch": E, "cursors": [..]}
+//    "microbatches": M, "max_tokens": S, "method": "wlb", "seed": X, "epoch": E, "pipeline_stages": P,
+//    "cursors": [..]}
 #pragma once
 
 #include <cstdint>

@@ -7,6 +7,7 @@
 #include "core/checks.h"
 #include "core/error.h"
 #include "core/seeded_random.h"
+#include "balance/microbatch_order.h"
 
 namespace tessera {
 
@@ -39,6 +40,26 @@ StreamSettings stream_settings(const EpochSettings& e) {
   return s;
 }
 
+// Each rank's micro-batches of each step, in the 1F1B order its pipeline runs fastest.
+void order_for_pipeline(EpochPlan& plan, std::span<const double> time_s) {
+  const int m = plan.settings.microbatches;
+  PipelineSimulator simulator;
+  std::vector<double> batch_s(static_cast<std::size_t>(m));
+  std::vector<std::vector<std::int64_t>> samples(static_cast<std::size_t>(m));
+  for (int r = 0; r < plan.settings.ranks; ++r)
+    for (std::int64_t first = 0; first < plan.per_rank; first += m) {
+      for (int j = 0; j < m; ++j) {
+        samples[static_cast<std::size_t>(j)] = std::move(plan.tasks[static_cast<std::size_t>(r * plan.per_rank + first + j)].samples);
+        batch_s[static_cast<std::size_t>(j)] = 0;
+        for (std::int64_t id : samples[static_cast<std::size_t>(j)]) batch_s[static_cast<std::size_t>(j)] += time_s[static_cast<std::size_t>(id)];
+      }
+      const MicrobatchOrder best = order_microbatches(batch_s, plan.settings.pipeline_stages, simulator);
+      for (int k = 0; k < m; ++k)
+        plan.tasks[static_cast<std::size_t>(r * plan.per_rank + first + k)].samples =
+            std::move(samples[static_cast<std::size_t>(best.order[static_cast<std::size_t>(k)])]);
+    }
+}
+
 }  // namespace
 
 void EpochSettings::validate() const {
@@ -50,6 +71,7 @@ void EpochSettings::validate() const {
   if (method == BalanceMethod::kk)
     throw Error("--method", "kk balances one step without a token cap", "none, fixed-greedy, lpt or wlb");
   if (epoch < 0) throw Error("--epoch", "got " + std::to_string(epoch), "0 or more");
+  require_positive("--pp", pipeline_stages, 1024);
 }
 
 EpochPlan plan_epoch(std::span<const SampleTokens> samples, std::span<const double> time_s, const EpochSettings& settings) {
@@ -88,6 +110,7 @@ EpochPlan plan_epoch(std::span<const SampleTokens> samples, std::span<const doub
       const std::int64_t pos = static_cast<std::int64_t>(step) * m + placed.slot % m;
       plan.tasks[static_cast<std::size_t>(rank * plan.per_rank + pos)].samples.push_back(order[static_cast<std::size_t>(placed.item)]);
     }
+  if (settings.pipeline_stages > 1 && m > 1) order_for_pipeline(plan, time_s);
   return plan;
 }
 

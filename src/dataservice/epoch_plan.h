@@ -3,7 +3,8 @@
 // The samples are shuffled by (seed, epoch), then streamed through the balancer
 // (balance/stream_balancer.h: per-step packing under the micro-batch token cap, outlier delay)
 // until every sample is placed. A step's D x M slots are the ranks' micro-batches: slot s is rank
-// s / M's micro-batch s % M. Every rank gets steps x M micro-batches, so ranks stay in lockstep;
+// s / M's micro-batch s % M (then, with a pipeline, in its 1F1B order). Every rank gets
+// steps x M micro-batches, so ranks stay in lockstep;
 // a slot the last steps leave empty is an empty micro-batch. The same (samples, settings) give
 // the same plan on every machine: the coordinator rebuilds it after a restart instead of saving it.
 #pragma once
@@ -24,7 +25,10 @@ struct EpochSettings {
   BalanceMethod method = BalanceMethod::wlb;
   std::uint64_t seed = 0;
   std::int64_t epoch = 0;
-  // Throws Error naming --ranks, --microbatches, --max-tokens or --method.
+  // Pipeline stages of each rank's replica: above 1, each step's micro-batches of a rank are put in
+  // the 1F1B order that shortens its pipeline (balance/microbatch_order.h).
+  int pipeline_stages = 1;
+  // Throws Error naming --ranks, --microbatches, --max-tokens, --method or --pp.
   void validate() const;
 };
 

@@ -13,11 +13,13 @@ namespace tessera {
 namespace {
 
 constexpr const char* kAllowedModel = "a SentencePiece .model file (spm_train)";
+// The libprotobuf Debian's gRPC links (bookworm: protobuf 3.21, soname 32).
+constexpr const char* kProtobufLibrary = "libprotobuf.so.32";
 // The longest error text the module hands back.
 constexpr std::size_t kErrorBytes = 512;
 
-// ASan refuses RTLD_DEEPBIND (its interceptors must see every allocation); a sanitizer build loads
-// the module plainly, which is safe only while libprotobuf is not in the process.
+// ASan refuses RTLD_DEEPBIND (its interceptors must see every allocation): a sanitizer build cannot
+// isolate the module, and tokenizes only in a process without libprotobuf.
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kSanitized = true;
 #elif defined(__has_feature)
@@ -50,11 +52,18 @@ F symbol(void* handle, const char* name) {
   return reinterpret_cast<F>(address);
 }
 
+// Whether this process has loaded the libprotobuf that SentencePiece's copy collides with.
+bool protobuf_loaded() { return dlopen(kProtobufLibrary, RTLD_NOW | RTLD_NOLOAD) != nullptr; }
+
 SentencePieceModule open_module() {
-  if (kSanitized && dlopen("libprotobuf.so.32", RTLD_NOW | RTLD_NOLOAD) != nullptr)
+  // RTLD_DEEPBIND only where it is needed: a library bound deep resolves libstdc++'s std::cerr to
+  // libstdc++'s own copy, not the executable's copy-relocated one, and crashes writing to it in
+  // an executable that uses std::cerr itself (seen: a gtest binary, in SentencePieceTrainer's log).
+  const bool isolate = protobuf_loaded();
+  if (kSanitized && isolate)
     throw Error("tokenizer", "a sanitizer build cannot isolate SentencePiece from this process's libprotobuf",
                 "the Release build (build/bin/tessera) for tokenization");
-  const int flags = RTLD_NOW | RTLD_LOCAL | (kSanitized ? 0 : RTLD_DEEPBIND);
+  const int flags = RTLD_NOW | RTLD_LOCAL | (isolate ? RTLD_DEEPBIND : 0);
   void* handle = dlopen(TESSERA_SENTENCEPIECE_MODULE, flags);
   if (handle == nullptr)
     throw Error("tokenizer", std::string("cannot load the SentencePiece module: ") + dlerror(),
