@@ -10,5 +10,6 @@ namespace tessera::python {
 void bind_balance(pybind11::module_& m);  // python/balance_bindings.cpp
 void bind_adapt(pybind11::module_& m);    // python/adapt_bindings.cpp
 void bind_cli(pybind11::module_& m);      // python/cli_bindings.cpp
+void bind_dataservice(pybind11::module_& m);  // python/dataservice_bindings.cpp
 
 }  // namespace tessera::python

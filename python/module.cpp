@@ -11,5 +11,6 @@ PYBIND11_MODULE(_tessera, m) {
   tessera::python::bind_balance(m);
   tessera::python::bind_adapt(m);
   tessera::python::bind_cli(m);
+  tessera::python::bind_dataservice(m);
   // Further layers: tessera::python::bind_<layer>(m); (declared in bindings.h)
 }
