@@ -38,6 +38,9 @@ SAMPLES = 48
 # one micro-batch: at most 3 synthetic images of 960 x 960 decoded (2.8 MB each) with their
 # resized copies and patches, far under this.
 WORKER_PEAK_BOUND_MB = 200
+# A trainer rank's (ServiceReader without torch): Python with grpcio and protobuf (about 40 MB) and
+# the one micro-batch it holds (at most about 4 MB of patches here).
+CLIENT_PEAK_BOUND_MB = 120
 
 
 class Processes:
@@ -223,26 +226,19 @@ def test_a_slow_consumer_bounds_what_the_service_holds(dataset, procs):
     prefetch = 2
     coordinator, address = start_coordinator(procs, dataset, 1, "--prefetch", str(prefetch))
     workers = start_workers(procs, address, 2)
-    dataset_rank = [td.ServiceReader(address, rank=r) for r in range(RANKS)]
-    iterators = [iter(d) for d in dataset_rank]
-    most_held, largest, worker_peak = 0, 0, 0.0
-    done = [False] * RANKS
-    while not all(done):
-        for r, it in enumerate(iterators):
-            if done[r]:
-                continue
-            batch = next(it, None)
-            if batch is None:
-                done[r] = True
-                continue
-            largest = max(largest, batch.ByteSize())
-            time.sleep(0.03)  # a slow trainer
-            s = td.status(address)
-            most_held = max(most_held, s.stored_results)
-            worker_peak = max([worker_peak] + [peak_rss_mb(w.pid) for w in workers if w.poll() is None])
+    ranks = [procs.start([sys.executable, str(HERE / "data_service_slow_rank.py"), address, str(r), "0.03"], cwd=HERE)
+             for r in range(RANKS)]
+    most_held, worker_peak = 0, 0.0
+    while any(r.poll() is None for r in ranks):
+        most_held = max(most_held, td.status(address).stored_results)
+        worker_peak = max([worker_peak] + [peak_rss_mb(w.pid) for w in workers if w.poll() is None])
+        time.sleep(0.01)
+    clients = [json.loads(r.stdout.read().decode().splitlines()[-1]) for r in ranks]
     assert finish(coordinator)[0] == 0
     assert most_held <= RANKS * prefetch
     assert worker_peak < WORKER_PEAK_BOUND_MB, f"a worker peaked at {worker_peak:.0f} MB"
+    for c in clients:
+        assert c["peak_rss_mb"] < CLIENT_PEAK_BOUND_MB, c
 
 
 def broken_copy(dataset, tmp_path, edit):
