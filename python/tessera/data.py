@@ -59,7 +59,15 @@ def status(address, timeout_s=10.0):
         return _method(channel, "Status", pb.StatusRequest, pb.StatusReply)(pb.StatusRequest(), timeout=timeout_s)
 
 
-def _to_tensors(batch):
+def _shard(reply):
+    """A context-parallel trainer's part of the micro-batch: (cp_rank, sharding, [(begin, end), ...])
+    over the packed sequence (each sample's image tokens, then its text tokens); None without cp."""
+    if not reply.cp_sharding:
+        return None
+    return reply.cp_rank, reply.cp_sharding, list(zip(reply.cp_range_begin, reply.cp_range_end))
+
+
+def _to_tensors(batch, shard):
     import torch
 
     rows, cols, patch = list(batch.image_rows), list(batch.image_cols), batch.patch
@@ -77,6 +85,7 @@ def _to_tensors(batch):
         "images": images, "image_sample": torch.tensor(list(batch.image_sample), dtype=torch.int64),
         "image_grid": [(r, c) for r, c in zip(rows, cols)], "patch": patch,
         "skipped_sample_ids": list(batch.skipped_sample_ids), "skipped_reasons": list(batch.skipped_reasons),
+        "cp_shard": shard,
     }
 
 
@@ -98,6 +107,8 @@ class ServiceReader:
             raise ValueError(f"rank: got {rank} (allowed: 0 .. {welcome.ranks - 1}, the coordinator's ranks)")
         self.epoch = welcome.epoch
         self.per_rank = welcome.per_rank
+        self.context_parallel = max(1, welcome.context_parallel)
+        self.shard = None  # the last micro-batch's context-parallel shard (see _shard)
         self._position = 0
         self.stall_s = 0.0  # time this rank spent waiting for its micro-batches (fetch calls)
 
@@ -145,7 +156,8 @@ class ServiceReader:
                 if reply.end_of_epoch:
                     return
                 self._position += 1
-                yield _to_tensors(reply.batch) if self.tensors else reply.batch
+                self.shard = _shard(reply)
+                yield _to_tensors(reply.batch, self.shard) if self.tensors else reply.batch
             # Tell the coordinator this rank is done (it ends the epoch when every rank is).
             self._fetch(fetch)
 

@@ -24,7 +24,7 @@ namespace {
 
 struct PlanOptions {
   std::string index, model = "llama3-8b", cluster = "h100-sxm-80gb", method = "wlb";
-  int ranks = 0, microbatches = 0, pipeline_stages = 1;
+  int ranks = 0, microbatches = 0, pipeline_stages = 1, context_parallel = 1;
   std::int64_t max_tokens = 0, epoch = 0;
   std::uint64_t seed = 0;
   bool json = false;
@@ -48,6 +48,7 @@ void add_plan_options(CLI::App& sub, PlanOptions& o) {
   sub.add_option("--seed", o.seed, "Seed of the epoch's shuffle")->capture_default_str();
   sub.add_option("--epoch", o.epoch, "Epoch number (each epoch shuffles anew)")->capture_default_str();
   sub.add_option("--pp", o.pipeline_stages, "Pipeline stages of each rank: its micro-batches in 1F1B order")->capture_default_str();
+  sub.add_option("--cp", o.context_parallel, "Context-parallel trainers per rank, each served its shard")->capture_default_str();
   sub.add_option("--model", o.model, "Backbone whose cost the balancer evens out")->capture_default_str();
   sub.add_option("--cluster", o.cluster, "GPU key, GPU:COUNT or cluster JSON (its GPU sets the costs)")->capture_default_str();
 }
@@ -71,6 +72,7 @@ EpochSettings epoch_settings(const PlanOptions& o) {
   e.seed = o.seed;
   e.epoch = o.epoch;
   e.pipeline_stages = o.pipeline_stages;
+  e.context_parallel = o.context_parallel;
   return e;
 }
 
@@ -82,7 +84,7 @@ EpochPlan plan_of(const std::vector<IndexedSample>& samples, const EpochSettings
     tokens.push_back(s.tokens);
     time_s.push_back(sample_cost(cost, s.tokens).total_s());
   }
-  return plan_epoch(tokens, time_s, e);
+  return plan_epoch(tokens, time_s, e, &cost.backbone);
 }
 
 nlohmann::json plan_to_json(const EpochPlan& plan) {
@@ -92,9 +94,17 @@ nlohmann::json plan_to_json(const EpochPlan& plan) {
     for (std::int64_t p = 0; p < plan.per_rank; ++p) batches.push_back(plan.at(r, p).samples);
     ranks.push_back(std::move(batches));
   }
+  nlohmann::json shardings = nlohmann::json::array();
+  for (int r = 0; r < plan.settings.ranks; ++r) {
+    nlohmann::json rank = nlohmann::json::array();
+    for (std::int64_t p = 0; p < plan.per_rank; ++p) rank.push_back(to_string(plan.at(r, p).cp_sharding));
+    shardings.push_back(std::move(rank));
+  }
   return {{"ranks", plan.settings.ranks}, {"microbatches", plan.settings.microbatches},
           {"max_tokens", plan.settings.max_tokens}, {"seed", plan.settings.seed}, {"epoch", plan.settings.epoch},
-          {"per_rank", plan.per_rank}, {"samples_per_microbatch", std::move(ranks)}};
+          {"pipeline_stages", plan.settings.pipeline_stages}, {"context_parallel", plan.settings.context_parallel},
+          {"per_rank", plan.per_rank}, {"samples_per_microbatch", std::move(ranks)},
+          {"cp_sharding", plan.settings.context_parallel > 1 ? std::move(shardings) : nlohmann::json(nullptr)}};
 }
 
 void register_plan_subcommand(CLI::App& parent, CommandRegistry& commands) {
@@ -123,7 +133,7 @@ CoordinatorSetup coordinator_setup(const CoordinatorOptions& o, const CLI::App& 
   PlanOptions plan = o.plan;
   if (o.resume) {
     if (o.checkpoint.empty()) throw Error("--resume", "needs --checkpoint FILE to resume from", "--checkpoint FILE --resume");
-    for (const char* flag : {"--index", "--ranks", "--microbatches", "--max-tokens", "--method", "--seed", "--epoch", "--pp"})
+    for (const char* flag : {"--index", "--ranks", "--microbatches", "--max-tokens", "--method", "--seed", "--epoch", "--pp", "--cp"})
       if (given(sub, flag)) throw Error(flag, "is set by the checkpoint when resuming", "leave it out with --resume");
     const CoordinatorCheckpoint c = read_coordinator_checkpoint(o.checkpoint);
     e = c.settings;

@@ -27,6 +27,7 @@ void write_coordinator_checkpoint(const std::string& path, const CoordinatorChec
                             {"seed", c.settings.seed},
                             {"epoch", c.settings.epoch},
                             {"pipeline_stages", c.settings.pipeline_stages},
+                            {"context_parallel", c.settings.context_parallel},
                             {"cursors", c.cursors}};
   const std::string temporary = path + ".tmp";
   {
@@ -43,7 +44,8 @@ CoordinatorCheckpoint read_coordinator_checkpoint(const std::string& path) {
   const nlohmann::json j = json_fields::parse_file(path, "checkpoint");
   json_fields::require_object(j, "checkpoint");
   json_fields::reject_unknown_keys(j, "checkpoint", {"format", "protocol_version", "index", "ranks", "microbatches",
-                                                     "max_tokens", "method", "seed", "epoch", "pipeline_stages", "cursors"});
+                                                     "max_tokens", "method", "seed", "epoch", "pipeline_stages", "context_parallel",
+                                                     "cursors"});
   if (json_fields::get_string(j, "format", "checkpoint") != kFormat)
     throw Error("checkpoint.format", "not a coordinator checkpoint", kFormat);
   const std::int64_t version = json_fields::get_int(j, "protocol_version", "checkpoint");
@@ -59,6 +61,7 @@ CoordinatorCheckpoint read_coordinator_checkpoint(const std::string& path) {
   c.settings.seed = static_cast<std::uint64_t>(json_fields::get_int(j, "seed", "checkpoint"));
   c.settings.epoch = json_fields::get_int(j, "epoch", "checkpoint");
   c.settings.pipeline_stages = static_cast<int>(json_fields::get_int(j, "pipeline_stages", "checkpoint"));
+  c.settings.context_parallel = static_cast<int>(json_fields::get_int(j, "context_parallel", "checkpoint"));
   if (!j.contains("cursors") || !j.at("cursors").is_array()) throw Error("checkpoint.cursors", "missing", "an array of integers");
   for (std::size_t r = 0; r < j.at("cursors").size(); ++r) {
     const auto v = json_fields::exact_integer(j.at("cursors")[r]);

@@ -4,7 +4,7 @@
 // file renamed over the old one) each time a cursor moves:
 //   {"format": "tessera-data-coordinator", "protocol_version": 1, "index": PATH, "ranks": D,
 //    "microbatches": M, "max_tokens": S, "method": "wlb", "seed": X, "epoch": E, "pipeline_stages": P,
-//    "cursors": [..]}
+//    "context_parallel": C, "cursors": [one per trainer rank]}
 #pragma once
 
 #include <cstdint>

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "dataserver/coordinator_checkpoint.h"
+#include "dataservice/context_parallel_shard.h"
 
 namespace tessera {
 
@@ -38,7 +39,8 @@ grpc::Status CoordinatorService::Greet(grpc::ServerContext*, const pb::Hello* he
   if (auto s = check_protocol(hello->protocol_version(), hello->role() + " " + hello->name()); !s.ok()) return s;
   const EpochSettings& e = setup_.plan.settings;
   out->set_protocol_version(pb::PROTOCOL_VERSION);
-  out->set_ranks(e.ranks);
+  out->set_ranks(e.trainer_ranks());
+  out->set_context_parallel(e.context_parallel);
   out->set_microbatches(e.microbatches);
   out->set_per_rank(setup_.plan.per_rank);
   out->set_epoch(e.epoch);
@@ -66,6 +68,20 @@ void CoordinatorService::fill_task(std::int64_t id, pb::Task* task) const {
     for (const std::string& p : s.image_paths) ref->add_image_paths(p);
     ref->set_text_tokens(s.tokens.text_tokens.empty() ? 0 : s.tokens.text_tokens.front());
     for (std::int64_t n : s.tokens.image_tokens) ref->add_image_tokens(n);
+  }
+}
+
+void CoordinatorService::fill_shard(int trainer, std::int64_t position, pb::FetchReply* reply) const {
+  const int cp = setup_.plan.settings.context_parallel;
+  if (cp == 1) return;
+  const MicroBatchTask& t = setup_.plan.at(trainer / cp, position);
+  std::vector<std::int64_t> tokens;
+  for (std::int64_t id : reply->batch().sample_ids()) tokens.push_back(setup_.samples[static_cast<std::size_t>(id)].tokens.backbone_tokens());
+  reply->set_cp_rank(trainer % cp);
+  reply->set_cp_sharding(to_string(t.cp_sharding));
+  for (const auto& [begin, end] : cp_shard_ranges(tokens, cp, trainer % cp, t.cp_sharding)) {
+    reply->add_cp_range_begin(begin);
+    reply->add_cp_range_end(end);
   }
 }
 
@@ -128,6 +144,7 @@ grpc::Status CoordinatorService::Fetch(grpc::ServerContext* context, const pb::F
       if (status == FetchStatus::ready) {
         reply->set_ready(true);
         reply->mutable_batch()->ParseFromString(*payload);
+        fill_shard(request->rank(), request->position(), reply);
         return grpc::Status::OK;
       }
       if (status == FetchStatus::end_of_epoch) {

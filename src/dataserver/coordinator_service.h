@@ -56,6 +56,9 @@ class CoordinatorService final : public tessera::data::v1::DataService::Service 
   double now_s() const;
   void save_checkpoint_locked();
   void fill_task(std::int64_t id, tessera::data::v1::Task* task) const;
+  // A context-parallel trainer's shard of the micro-batch (skipped samples excluded: the ranges
+  // are over the samples the batch holds).
+  void fill_shard(int trainer, std::int64_t position, tessera::data::v1::FetchReply* reply) const;
 
   CoordinatorSetup setup_;
   TaskLedger ledger_;

@@ -60,6 +60,16 @@ void order_for_pipeline(EpochPlan& plan, std::span<const double> time_s) {
     }
 }
 
+// Each micro-batch's context-parallel split: the way whose slowest rank is faster for its documents.
+void choose_cp_shardings(EpochPlan& plan, std::span<const SampleTokens> samples, const SpanCost& backbone) {
+  std::vector<std::int64_t> documents;
+  for (MicroBatchTask& t : plan.tasks) {
+    documents.clear();
+    for (std::int64_t id : t.samples) documents.push_back(samples[static_cast<std::size_t>(id)].backbone_tokens());
+    t.cp_sharding = choose_cp_sharding(documents, plan.settings.context_parallel, backbone).sharding;
+  }
+}
+
 }  // namespace
 
 void EpochSettings::validate() const {
@@ -72,10 +82,17 @@ void EpochSettings::validate() const {
     throw Error("--method", "kk balances one step without a token cap", "none, fixed-greedy, lpt or wlb");
   if (epoch < 0) throw Error("--epoch", "got " + std::to_string(epoch), "0 or more");
   require_positive("--pp", pipeline_stages, 1024);
+  // Context parallelism beyond 64 ranks has no published run; Megatron's largest recipes use 32.
+  require_positive("--cp", context_parallel, 64);
+  if (static_cast<std::int64_t>(ranks) * context_parallel > kMaxSlots)
+    throw Error("--cp", "ranks x cp is over " + std::to_string(kMaxSlots), "fewer trainer ranks");
 }
 
-EpochPlan plan_epoch(std::span<const SampleTokens> samples, std::span<const double> time_s, const EpochSettings& settings) {
+EpochPlan plan_epoch(std::span<const SampleTokens> samples, std::span<const double> time_s, const EpochSettings& settings,
+                     const SpanCost* backbone) {
   settings.validate();
+  if (settings.context_parallel > 1 && backbone == nullptr)
+    throw Error("--cp", "the context-parallel split needs the backbone's cost", "a plan made with --model");
   require_placeable(samples, settings.max_tokens);
   std::vector<std::int64_t> order(samples.size());
   std::iota(order.begin(), order.end(), 0);
@@ -111,6 +128,7 @@ EpochPlan plan_epoch(std::span<const SampleTokens> samples, std::span<const doub
       plan.tasks[static_cast<std::size_t>(rank * plan.per_rank + pos)].samples.push_back(order[static_cast<std::size_t>(placed.item)]);
     }
   if (settings.pipeline_stages > 1 && m > 1) order_for_pipeline(plan, time_s);
+  if (settings.context_parallel > 1) choose_cp_shardings(plan, samples, *backbone);
   return plan;
 }
 

@@ -13,6 +13,8 @@
 #include <span>
 #include <vector>
 
+#include "balance/context_parallel_sharding.h"
+#include "balance/sample_cost.h"
 #include "balance/sample_tokens.h"
 #include "balance/stream_balancer.h"
 
@@ -28,7 +30,11 @@ struct EpochSettings {
   // Pipeline stages of each rank's replica: above 1, each step's micro-batches of a rank are put in
   // the 1F1B order that shortens its pipeline (balance/microbatch_order.h).
   int pipeline_stages = 1;
-  // Throws Error naming --ranks, --microbatches, --max-tokens, --method or --pp.
+  // Context-parallel ranks per data-parallel rank: each micro-batch is served to all of them, each
+  // processing its shard (dataservice/context_parallel_shard.h). Trainer ranks: ranks x cp.
+  int context_parallel = 1;
+  int trainer_ranks() const { return ranks * context_parallel; }
+  // Throws Error naming --ranks, --microbatches, --max-tokens, --method, --pp or --cp.
   void validate() const;
 };
 
@@ -40,6 +46,8 @@ struct MicroBatchTask {
   int step = 0;
   int microbatch = 0;
   std::vector<std::int64_t> samples;  // sample ids (index lines), in packing order
+  // With context parallelism, how the packed sequence is split (the faster way for its documents).
+  CpSharding cp_sharding = CpSharding::per_sequence;
 };
 
 struct EpochPlan {
@@ -51,8 +59,10 @@ struct EpochPlan {
   }
 };
 
-// `time_s[i]` is sample i's predicted training time (balance/sample_cost.h). Throws Error naming
-// the sample ("sample N") when one is longer than max_tokens, so the plan places every sample once.
-EpochPlan plan_epoch(std::span<const SampleTokens> samples, std::span<const double> time_s, const EpochSettings& settings);
+// `time_s[i]` is sample i's predicted training time (balance/sample_cost.h); `backbone` prices the
+// context-parallel split (needed when context_parallel > 1). Throws Error naming the sample
+// ("sample N") when one is longer than max_tokens, so the plan places every sample once.
+EpochPlan plan_epoch(std::span<const SampleTokens> samples, std::span<const double> time_s, const EpochSettings& settings,
+                     const SpanCost* backbone = nullptr);
 
 }  // namespace tessera

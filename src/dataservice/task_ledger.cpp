@@ -23,17 +23,25 @@ TaskLedger::TaskLedger(const EpochPlan& plan, const LedgerSettings& settings, st
       state_(plan.tasks.size(), TaskState::pending),
       result_(plan.tasks.size()),
       deadline_s_(plan.tasks.size(), 0.0),
-      cursors_(static_cast<std::size_t>(plan.settings.ranks), 0) {
+      cursors_(static_cast<std::size_t>(plan.settings.ranks), 0),
+      trainer_cursors_(static_cast<std::size_t>(plan.settings.trainer_ranks()), 0) {
   settings_.validate();
-  if (!cursors.empty() && cursors.size() != cursors_.size())
-    throw Error("cursors", std::to_string(cursors.size()) + " cursors for " + std::to_string(cursors_.size()) + " ranks",
-                "one per rank");
-  for (std::size_t r = 0; r < cursors.size(); ++r) {
-    if (cursors[r] < 0 || cursors[r] > plan.per_rank)
-      throw Error("cursors[" + std::to_string(r) + "]", "got " + std::to_string(cursors[r]),
+  if (!cursors.empty() && cursors.size() != trainer_cursors_.size())
+    throw Error("cursors", std::to_string(cursors.size()) + " cursors for " + std::to_string(trainer_cursors_.size()) +
+                               " trainer ranks",
+                "one per trainer rank");
+  for (std::size_t t = 0; t < cursors.size(); ++t)
+    if (cursors[t] < 0 || cursors[t] > plan.per_rank)
+      throw Error("cursors[" + std::to_string(t) + "]", "got " + std::to_string(cursors[t]),
                   "0 .. " + std::to_string(plan.per_rank));
-    move_cursor(static_cast<int>(r), cursors[r]);
-  }
+  if (!cursors.empty()) trainer_cursors_ = std::move(cursors);
+  for (int r = 0; r < plan.settings.ranks; ++r) move_cursor(r, group_cursor(r));
+}
+
+std::int64_t TaskLedger::group_cursor(int rank) const {
+  const int cp = plan_.settings.context_parallel;
+  const auto first = trainer_cursors_.begin() + static_cast<std::ptrdiff_t>(rank) * cp;
+  return *std::min_element(first, first + cp);
 }
 
 std::int64_t TaskLedger::window_end(int rank) const {
@@ -119,13 +127,15 @@ void TaskLedger::move_cursor(int rank, std::int64_t position) {
   cursor = position;
 }
 
-FetchStatus TaskLedger::fetch(int rank, std::int64_t position, const std::string** payload) {
-  if (rank < 0 || rank >= plan_.settings.ranks)
-    throw Error("rank", "got " + std::to_string(rank), "0 .. " + std::to_string(plan_.settings.ranks - 1));
+FetchStatus TaskLedger::fetch(int trainer, std::int64_t position, const std::string** payload) {
+  if (trainer < 0 || trainer >= plan_.settings.trainer_ranks())
+    throw Error("rank", "got " + std::to_string(trainer), "0 .. " + std::to_string(plan_.settings.trainer_ranks() - 1));
   if (position < 0 || position > plan_.per_rank)
     throw Error("position", "got " + std::to_string(position), "0 .. " + std::to_string(plan_.per_rank));
   if (!error_.empty()) return FetchStatus::failed;
-  if (position != cursors_[static_cast<std::size_t>(rank)]) move_cursor(rank, position);
+  trainer_cursors_[static_cast<std::size_t>(trainer)] = position;
+  const int rank = trainer / plan_.settings.context_parallel;
+  if (const std::int64_t group = group_cursor(rank); group != cursors_[static_cast<std::size_t>(rank)]) move_cursor(rank, group);
   if (position == plan_.per_rank) return FetchStatus::end_of_epoch;
   const auto id = static_cast<std::size_t>(plan_.at(rank, position).id);
   if (state_[id] != TaskState::done) return FetchStatus::not_ready;
@@ -144,7 +154,7 @@ std::size_t TaskLedger::stored_bytes() const {
 }
 
 bool TaskLedger::finished() const {
-  return std::all_of(cursors_.begin(), cursors_.end(), [&](std::int64_t c) { return c == plan_.per_rank; });
+  return std::all_of(trainer_cursors_.begin(), trainer_cursors_.end(), [&](std::int64_t c) { return c == plan_.per_rank; });
 }
 
 }  // namespace tessera

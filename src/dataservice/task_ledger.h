@@ -9,7 +9,9 @@
 //   cursor asks for an earlier p, which re-opens the tasks from p on (rebuilt if their results were
 //   released), so its order after the restart is the plan's order again;
 // - bounded memory: a task is leased only within `prefetch` positions of its rank's cursor, so at
-//   most ranks x prefetch results are held, whatever the trainers' speed.
+//   most ranks x prefetch results are held, whatever the trainers' speed;
+// - context parallelism: the cp trainer ranks of a data-parallel rank share its micro-batches; the
+//   rank's cursor is the lowest of theirs, so a micro-batch is released once all of them are past it.
 #pragma once
 
 #include <cstdint>
@@ -34,7 +36,7 @@ enum class FetchStatus : std::uint8_t { ready, not_ready, end_of_epoch, failed }
 
 class TaskLedger {
  public:
-  // `cursors`: where each rank resumes (a coordinator restarted from its checkpoint); empty = 0.
+  // `cursors`: where each trainer rank resumes (a coordinator restarted from its checkpoint); empty = 0.
   TaskLedger(const EpochPlan& plan, const LedgerSettings& settings, std::vector<std::int64_t> cursors = {});
 
   // The task `worker` should build next: the pending one its rank needs soonest, within the
@@ -46,11 +48,13 @@ class TaskLedger {
   void fail(std::int64_t task, const std::string& error);
   // Returns leases past their deadline to pending; how many.
   int expire(double now_s);
-  // Rank `rank` asks for its micro-batch at `position` (0 .. per_rank): moves its cursor there.
-  FetchStatus fetch(int rank, std::int64_t position, const std::string** payload);
+  // Trainer rank `trainer` (data-parallel rank trainer / cp) asks for its micro-batch at `position`
+  // (0 .. per_rank): moves its cursor there.
+  FetchStatus fetch(int trainer, std::int64_t position, const std::string** payload);
 
   const EpochPlan& plan() const { return plan_; }
-  const std::vector<std::int64_t>& cursors() const { return cursors_; }
+  // Each trainer rank's cursor (ranks x cp of them).
+  const std::vector<std::int64_t>& cursors() const { return trainer_cursors_; }
   const std::string& error() const { return error_; }
   TaskState state(std::int64_t task) const { return state_[static_cast<std::size_t>(task)]; }
   std::size_t stored_results() const;
@@ -60,6 +64,7 @@ class TaskLedger {
 
  private:
   void move_cursor(int rank, std::int64_t position);
+  std::int64_t group_cursor(int rank) const;  // the lowest cursor of the rank's trainers
   std::int64_t window_end(int rank) const;
 
   const EpochPlan& plan_;
@@ -67,7 +72,8 @@ class TaskLedger {
   std::vector<TaskState> state_;
   std::vector<std::string> result_;
   std::vector<double> deadline_s_;
-  std::vector<std::int64_t> cursors_;
+  std::vector<std::int64_t> cursors_;          // per data-parallel rank: its trainers' lowest
+  std::vector<std::int64_t> trainer_cursors_;  // per trainer rank
   std::vector<std::int64_t> leased_;  // tasks in state leased, unordered
   std::string error_;
   std::int64_t leases_expired_ = 0;

@@ -114,6 +114,35 @@ TEST(TaskLedger, AFailedTaskFailsTheEpochForEveryRank) {
   EXPECT_FALSE(ledger.lease("w", 1.0).has_value());
 }
 
+// Context parallelism: both trainers of a data-parallel rank get its micro-batches, and one
+// trainer ahead of its sibling does not release what the sibling still needs.
+TEST(TaskLedger, ContextParallelTrainersShareTheirRanksMicroBatches) {
+  std::vector<SampleTokens> samples(60);
+  std::vector<double> times(60, 1e-3);
+  for (SampleTokens& s : samples) s.text_tokens = {300};
+  EpochSettings e;
+  e.ranks = 2;
+  e.microbatches = 1;
+  e.max_tokens = 1024;
+  e.context_parallel = 2;
+  SpanCost cost;
+  cost.linear_s_per_token = 1e-6;
+  const EpochPlan plan = plan_epoch(samples, times, e, &cost);
+  TaskLedger ledger(plan, {.prefetch = 2, .lease_s = 10});
+  while (auto t = ledger.lease("w", 0.0)) ledger.complete(*t, built(plan.tasks[static_cast<std::size_t>(*t)]));
+  const std::string* payload = nullptr;
+  // Trainer 0 (rank 0, cp 0) reads positions 0 and 1; position 0 stays held for trainer 1.
+  ASSERT_EQ(ledger.fetch(0, 0, &payload), FetchStatus::ready);
+  ASSERT_EQ(ledger.fetch(0, 1, &payload), FetchStatus::ready);
+  EXPECT_EQ(ledger.state(plan.at(0, 0).id), TaskState::done);
+  ASSERT_EQ(ledger.fetch(1, 0, &payload), FetchStatus::ready);
+  EXPECT_EQ(*payload, built(plan.at(0, 0)));
+  ASSERT_EQ(ledger.fetch(1, 1, &payload), FetchStatus::ready);  // now both are past 0
+  EXPECT_EQ(ledger.state(plan.at(0, 0).id), TaskState::consumed);
+  EXPECT_EQ(ledger.cursors(), (std::vector<std::int64_t>{1, 1, 0, 0}));
+  EXPECT_THROW(ledger.fetch(4, 0, &payload), Error);
+}
+
 TEST(TaskLedger, ResumesFromCheckpointedCursors) {
   const EpochPlan plan = small_plan(2, 100);
   TaskLedger ledger(plan, {.prefetch = 1, .lease_s = 1}, {3, 5});

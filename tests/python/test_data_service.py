@@ -22,6 +22,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -185,6 +186,39 @@ def test_a_trainer_restarted_from_its_checkpoint_continues_the_plan(dataset, pro
         exactly_the_plan(ranks, plan)
         # The lost micro-batches (after the checkpoint, before the crash) came again, unchanged.
         assert entries[checkpoint_at:crash_at] == kept[checkpoint_at:crash_at]
+
+
+def test_context_parallel_trainers_get_the_same_micro_batches_and_split_them(dataset, procs):
+    coordinator, address = start_coordinator(procs, dataset, 4, "--cp", "2")
+    start_workers(procs, address, 2)
+    plan = json.loads(run("data-serve", "plan", *plan_args(dataset / "index.jsonl", 4), "--cp", "2", "--json").stdout)
+    index = [json.loads(l) for l in (dataset / "index.jsonl").read_text().splitlines()]
+    tokens = [l["text_tokens"] + sum(l["image_tokens"]) for l in index]
+    received = {}
+
+    def read(trainer):  # siblings read together: neither runs more than --prefetch ahead of the other
+        reader = td.ServiceReader(address, rank=trainer, timeout_s=60.0)
+        received[trainer] = []
+        for batch in reader:
+            cp_rank, sharding, ranges = reader.shard
+            assert cp_rank == trainer % 2 and sharding in ("per-sequence", "per-document")
+            received[trainer].append((list(batch.sample_ids), sharding, ranges))
+
+    threads = [threading.Thread(target=read, args=(t,)) for t in range(RANKS * 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=90)
+    assert finish(coordinator)[0] == 0 and len(received) == RANKS * 2
+    for rank in range(RANKS):
+        first, second = received[2 * rank], received[2 * rank + 1]
+        assert [b for b, _, _ in first] == [b for b, _, _ in second] == plan["samples_per_microbatch"][rank]
+        assert [s for _, s, _ in first] == plan["cp_sharding"][rank]
+        for (ids, _, a), (_, _, b) in zip(first, second):  # the two shards cover the packed sequence once
+            covered = sorted(t for begin, end in a + b for t in range(begin, end))
+            assert covered == list(range(sum(tokens[i] for i in ids)))
+    every = sorted(s for rank in range(RANKS) for ids, _, _ in received[2 * rank] for s in ids)
+    assert every == list(range(SAMPLES))
 
 
 def free_port():
