@@ -362,4 +362,10 @@ MixedCluster load_mixed_cluster(const std::string& text, const LinkOverrides& li
   return mixed;
 }
 
+GpuSpec gpu_of_cluster(const std::string& text) {
+  if (text.find(':') == std::string::npos && text.find('/') == std::string::npos && text.find(".json") == std::string::npos)
+    return find_gpu(text);
+  return load_cluster(text).gpu;
+}
+
 }  // namespace tessera

@@ -76,6 +76,9 @@ const LoadedProfile* active_profile();
 //  "gpus_per_node": 8, "network_gbps_per_gpu": 400, "nvlink_gbps": 900}
 // An inline GPU object is used as given (not registered); its key must not name another GPU.
 Cluster load_cluster(const std::string& shorthand_or_path);
+// The GPU of a bare GPU key, GPU:COUNT or a cluster JSON (commands where only the GPU type matters:
+// the balancer's and the data service's sample costs).
+GpuSpec gpu_of_cluster(const std::string& key_shorthand_or_path);
 // `origin` says where an inline GPU comes from ("file cluster.json") in its default source.
 Cluster cluster_from_json(const nlohmann::json& j, const std::string& origin = "a cluster JSON");
 

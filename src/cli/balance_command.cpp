@@ -56,13 +56,6 @@ constexpr std::int64_t kGrowth = 4;
 // first run that runs out at this size, never cut short.
 constexpr std::int64_t kMaxCliSyntheticSamples = 1'000'000;
 
-// --cluster: GPU:COUNT, a cluster JSON, or a bare GPU key (only the GPU type matters here).
-GpuSpec gpu_of(const std::string& cluster) {
-  if (cluster.find(':') == std::string::npos && cluster.find('/') == std::string::npos &&
-      cluster.find(".json") == std::string::npos)
-    return find_gpu(cluster);
-  return load_cluster(cluster).gpu;
-}
 
 // --per-batch-cp defaults: 1,000 steps (the stream) of 32 x 8K tokens.
 constexpr std::int64_t kDefaultPerBatchSteps = 1000;
@@ -143,7 +136,7 @@ void run_per_batch_cp(const PerBatchOptions& o, const CommandOutput& io) {
   settings.validate();
   const Recompute recompute = parse_recompute(o.recompute);
   const ModelSpec model = load_model(o.model);
-  const Cluster cluster = make_cluster(gpu_of(o.cluster), o.gpus);
+  const Cluster cluster = make_cluster(gpu_of_cluster(o.cluster), o.gpus);
   const CpCostModel cost = make_cp_cost_model(model, cluster, o.gpus, recompute);
   PerBatchCpPlanner planner(cost, static_cast<int>(o.gpus));
   PerBatchCpReport report;
@@ -372,7 +365,7 @@ void stream_command(const BalanceOptions& o, const CLI::App& sub, const CommandO
   const bool synthetic = given(sub, "--synthetic");
   StreamSettings settings = stream_settings(o, !given(sub, "--steps"));
   const ModelSpec model = load_model(o.model);
-  const GpuSpec gpu = gpu_of(o.cluster);
+  const GpuSpec gpu = gpu_of_cluster(o.cluster);
   const std::int64_t packed_tokens = o.max_tokens > 0 ? o.max_tokens : model.max_context;
   const SampleCostModel cost_model = make_sample_cost_model(model, gpu, packed_tokens);
   settings.filler_s_per_token = cost_model.backbone.linear_s_per_token;

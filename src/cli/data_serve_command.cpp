@@ -53,11 +53,6 @@ void add_plan_options(CLI::App& sub, PlanOptions& o) {
   sub.add_option("--cluster", o.cluster, "GPU key, GPU:COUNT or cluster JSON (its GPU sets the costs)")->capture_default_str();
 }
 
-GpuSpec gpu_of(const std::string& cluster) {
-  if (cluster.find(':') == std::string::npos && cluster.find(".json") == std::string::npos) return find_gpu(cluster);
-  return load_cluster(cluster).gpu;
-}
-
 EpochSettings epoch_settings(const PlanOptions& o) {
   for (const auto& [flag, missing] : {std::pair<const char*, bool>{"--index", o.index.empty()},
                                       {"--ranks", o.ranks == 0},
@@ -77,7 +72,7 @@ EpochSettings epoch_settings(const PlanOptions& o) {
 }
 
 EpochPlan plan_of(const std::vector<IndexedSample>& samples, const EpochSettings& e, const PlanOptions& o) {
-  const SampleCostModel cost = make_sample_cost_model(load_model(o.model), gpu_of(o.cluster), e.max_tokens);
+  const SampleCostModel cost = make_sample_cost_model(load_model(o.model), gpu_of_cluster(o.cluster), e.max_tokens);
   std::vector<SampleTokens> tokens;
   std::vector<double> time_s;
   for (const IndexedSample& s : samples) {
