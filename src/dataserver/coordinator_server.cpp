@@ -7,14 +7,11 @@
 #include <grpcpp/grpcpp.h>
 
 #include "core/error.h"
+#include "dataserver/message_size.h"
 
 namespace tessera {
 
 namespace {
-// A micro-batch of patches can be large: 8 images of 1344 x 1344 x 3 bytes is 43 MB. gRPC's
-// default receive limit is 4 MiB (grpc/impl/codegen/grpc_types.h GRPC_DEFAULT_MAX_RECV_MESSAGE_LENGTH).
-constexpr int kMaxMessageBytes = 1 << 30;
-
 // Longer than a worker's pause between polls (dataserver/worker_loop.h poll_s) many times over.
 constexpr double kShutdownGraceS = 0.25;
 

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "data_service.grpc.pb.h"
+#include "dataserver/message_size.h"
 #include "dataservice/microbatch_builder.h"
 
 namespace tessera {
@@ -16,9 +17,6 @@ namespace tessera {
 namespace pb = tessera::data::v1;
 
 namespace {
-
-// gRPC's default receive limit is 4 MiB; a micro-batch of patches can be far larger.
-constexpr int kMaxMessageBytes = 1 << 30;
 
 struct Connection {
   std::unique_ptr<pb::DataService::Stub> stub;

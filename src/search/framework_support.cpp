@@ -3,6 +3,7 @@
 #include <array>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "core/error.h"
 
@@ -143,32 +144,37 @@ bool torchtitan_can_run(const ModelSpec& model, const Plan& plan) {
   return torchtitan_unsupported_reason(model, plan) == nullptr;
 }
 
-// A plain PyTorch loop (plan.cpp check_framework): data parallelism only (DDP, FSDP, one GPU),
-// AMP in bf16, whole-layer gradient checkpointing or none. A pin the framework cannot run stays
-// pinned and is refused by validate_plan with the key's name.
 namespace {
-PlanConstraints pytorch_constraints(PlanConstraints fix) {
+// Frameworks that run one Hugging Face model per GPU (pytorch, megatrain): no tensor, pipeline,
+// context or expert parallelism, bf16 without FP8, whole layers recomputed. A pin the framework
+// cannot run stays pinned and is refused by validate_plan with the key's name.
+PlanConstraints one_model_per_gpu(PlanConstraints fix) {
   for (std::optional<std::int64_t>* degree : {&fix.tp, &fix.pp, &fix.cp, &fix.ep, &fix.vpp})
     if (!*degree) *degree = 1;
   if (!fix.precision) fix.precision = Precision::bf16;
-  if (fix.recompute_choices.empty()) fix.recompute_choices = {Recompute::none, Recompute::full};
   if (!fix.recompute_layers) fix.recompute_layers = 0;
   if (!fix.fp8_param_gather) fix.fp8_param_gather = false;
   return fix;
 }
 
-// MegaTrain (plan.cpp check_megatrain): one GPU, bf16, whole blocks recomputed, parameters and
-// the optimizer in host memory by design; only the micro-batch is the search's to choose.
+// A plain PyTorch loop (plan.cpp check_framework): data parallelism only (DDP, FSDP, one GPU),
+// AMP in bf16, whole-layer gradient checkpointing or none.
+PlanConstraints pytorch_constraints(PlanConstraints fix) {
+  fix = one_model_per_gpu(std::move(fix));
+  if (fix.recompute_choices.empty()) fix.recompute_choices = {Recompute::none, Recompute::full};
+  return fix;
+}
+
+// MegaTrain (plan.cpp check_megatrain): one GPU, whole blocks recomputed, no sharding, and its
+// own placement (parameters and optimizer in host memory), so every search of it (plan, adapt,
+// --compare-profile) prices plans it can run; a pinned tier stays pinned, for check_offload to
+// refuse. Only the micro-batch is the search's to choose.
 PlanConstraints megatrain_constraints(PlanConstraints fix) {
-  for (std::optional<std::int64_t>* degree : {&fix.tp, &fix.pp, &fix.cp, &fix.ep, &fix.vpp})
-    if (!*degree) *degree = 1;
-  if (!fix.precision) fix.precision = Precision::bf16;
+  fix = one_model_per_gpu(std::move(fix));
   if (!fix.recompute) fix.recompute = Recompute::full;
-  if (!fix.recompute_layers) fix.recompute_layers = 0;
   if (!fix.zero) fix.zero = OptimizerSharding::none;
-  if (!fix.fp8_param_gather) fix.fp8_param_gather = false;
-  if (!fix.offload_optimizer) fix.offload_optimizer = MemoryTier::cpu;
-  if (!fix.offload_params) fix.offload_params = MemoryTier::cpu;
+  fix.defaults.offload = {fix.offload_optimizer.value_or(MemoryTier::cpu), fix.offload_params.value_or(MemoryTier::cpu),
+                          fix.offload_activations.value_or(MemoryTier::gpu)};
   return fix;
 }
 }  // namespace

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "search/framework_support.h"
 
 namespace tessera {
 
@@ -87,16 +88,13 @@ OffloadSearch search_plans_with_offload(const ModelSpec& model, const Cluster& c
   OffloadSearch out;
   check_fine_tuning(fix.defaults, model);  // what every candidate trains: the user's choice, checked once
   if (fix.defaults.framework == TrainingFramework::megatrain) {
-    // MegaTrain keeps parameters and the optimizer in host memory by design (plan/memory_tiers.cpp):
-    // its placement, not a step of the ladder. One GPU (plan.cpp check_megatrain).
+    // MegaTrain keeps parameters and the optimizer in host memory by design: its placement
+    // (search/framework_support.cpp), not a step of the ladder. One GPU (plan.cpp check_megatrain).
     if (cluster.gpus() != 1)
       throw Error("--cluster", "framework megatrain is modelled on one GPU (" + std::to_string(cluster.gpus()) + " given)",
                   "a one-GPU cluster, e.g. h200:1");
-    const StatePlacement own{fix.offload_optimizer.value_or(kCpu), fix.offload_params.value_or(kCpu),
-                             fix.offload_activations.value_or(kGpu)};
-    const PlanConstraints placed = with_placement(fix, own);
-    check_offload(probe_plan(placed), cluster);
-    out.search = search_plans(model, cluster, workload, placed, options);
+    check_offload(probe_plan(framework_constraints(model, fix)), cluster);  // a pinned gpu tier names its key
+    out.search = search_plans(model, cluster, workload, fix, options);
     return out;
   }
   if (any_pinned(fix)) {
