@@ -20,12 +20,24 @@ constexpr double kLogitBytes = units::kBytesBf16 + 2.0 * units::kBytesFp32;
 // its backward holds that, the fp32 gradient arriving from nll_loss and the fp32 gradient it
 // produces (the bf16 logits are freed before backward: `del pred`).
 constexpr double kTorchtitanLogitBytes = 3.0 * units::kBytesFp32;
+// With tensor parallelism torchtitan runs the loss under loss_parallel (parallel_dims.py
+// loss_parallel_enabled: tp > 1), whose fused backward (pytorch 3be12382,
+// torch/distributed/tensor/parallel/loss.py _nll_loss_and_log_softmax_backward) computes
+// (zeros_like(x) + exp(x)) * grad over the vocabulary shard: the saved fp32 log-softmax x, the
+// zero-filled gradient, exp(x) and their sum are alive together, four fp32 copies.
+constexpr double kTorchtitanLossParallelLogitBytes = 4.0 * units::kBytesFp32;
 // Megatron-Core's MTP modules (transformer/multi_token_prediction.py) compute their own logits
 // and loss in the forward; each keeps its fp32 softmax for backward.
 constexpr double kMtpLogitBytes = units::kBytesFp32;
 // ZeRO-3 keeps the layer being computed and the prefetched next one gathered, and as many
 // layers' unsharded gradients in flight to the reduce-scatter.
 constexpr double kZero3GatheredLayers = 2.0;
+
+// Bytes per logit of the vocabulary shard alive at the start of the loss backward.
+double logit_bytes_per_element(const Plan& p, bool torchtitan) {
+  if (!torchtitan) return kLogitBytes;
+  return p.tp > 1 ? kTorchtitanLossParallelLogitBytes : kTorchtitanLogitBytes;
+}
 
 // Bytes of the cached FP8 copies of one GEMM weight for a recipe: Transformer Engine casts each
 // weight once per step (Megatron passes is_first_microbatch, so the FP8 workspace is reused by the
@@ -240,8 +252,13 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const Workload& 
   }
   if (s.has_output_head) {
     const double logit_elements = tokens * static_cast<double>(m.vocab) / static_cast<double>(p.tp);
-    mem.logits_bytes = logit_elements * ((torchtitan ? kTorchtitanLogitBytes : kLogitBytes) +
-                                         kMtpLogitBytes * static_cast<double>(mtp));
+    mem.logits_bytes = logit_elements * (logit_bytes_per_element(p, torchtitan) + kMtpLogitBytes * static_cast<double>(mtp));
+    // torch.distributed.pipelining's last stage appends every micro-batch's output (the 16-bit
+    // logits of its vocabulary shard) to output_chunks and keeps them to the end of the step
+    // (pytorch 0138610, torch/distributed/pipelining/stage.py forward_one_chunk; torchtitan
+    // 9dec370 train.py does not free them on the pipelined path).
+    if (torchtitan && p.pp > 1)
+      mem.logits_bytes += logit_elements * units::kBytesBf16 * static_cast<double>(p.microbatches(w));
     // The final norm's input and the output layer's input (PyTorch tensor parallelism saves the
     // all-gathered one over the whole sequence; Megatron the sequence-parallel shard).
     mem.logits_bytes += tokens * units::kBytesBf16 * h * (1.0 / sp_divisor + (torchtitan ? 1.0 : 1.0 / sp_divisor));

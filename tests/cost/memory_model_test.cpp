@@ -398,5 +398,40 @@ TEST(MemoryModel, MeasuredReserveShiftsEveryStageByExactlyItsSize) {
   EXPECT_EQ(measured_reserve_bytes(kAnyGpu), 0.0);
 }
 
+
+// torchtitan's loss on the last stage, by hand (memory_model.cpp): 12 fp32 bytes per logit of
+// plain cross_entropy at tp 1; 16 under loss parallel (tp > 1: saved log-softmax, zero-filled
+// gradient, exp and their sum, pytorch torch/distributed/tensor/parallel/loss.py); and under
+// pipelining every micro-batch's 16-bit output logits kept in output_chunks to the step's end.
+TEST(MemoryModel, TorchtitanLossParallelAndPipelineOutputChunksByHand) {
+  const ModelSpec m = builtin_model("llama3-8b");
+  const Workload w = workload(64, 8192);
+  StageShape last;
+  last.layers = 4;
+  last.has_output_head = true;
+  last.inflight_microbatches = 1;
+  last.framework = TrainingFramework::torchtitan;
+  Plan p;
+  p.framework = TrainingFramework::torchtitan;
+  p.micro_batch = 2;
+  p.dp = 4;
+  const auto logits_per_element = [&](const Plan& plan) {
+    const double tokens = static_cast<double>(plan.micro_batch) * 8192.0;
+    const double elements = tokens * static_cast<double>(m.vocab) / static_cast<double>(plan.tp);
+    const double hidden_inputs = tokens * units::kBytesBf16 * static_cast<double>(m.hidden) *
+                                 (1.0 / (plan.sequence_parallel ? static_cast<double>(plan.tp) : 1.0) + 1.0);
+    return (stage_memory(m, plan, w, last, kAnyGpu).logits_bytes - hidden_inputs) / elements;
+  };
+  EXPECT_NEAR(logits_per_element(p), 12.0, 1e-9);
+  p.tp = 2;
+  p.sequence_parallel = true;
+  EXPECT_NEAR(logits_per_element(p), 16.0, 1e-9);
+  p.pp = 2;  // 64 / (4 x 2) = 8 micro-batches, each output kept at 2 bytes per logit
+  EXPECT_NEAR(logits_per_element(p), 16.0 + 8.0 * units::kBytesBf16, 1e-9);
+  StageShape first = last;
+  first.has_output_head = false;
+  EXPECT_DOUBLE_EQ(stage_memory(m, p, w, first, kAnyGpu).logits_bytes, 0.0);
+}
+
 }  // namespace
 }  // namespace tessera
