@@ -44,13 +44,19 @@ def _method(channel, name, request_type, reply_type):
 def greet(address, role="trainer", name="", protocol_version=PROTOCOL_VERSION, timeout_s=30.0):
     """The coordinator's Welcome (ranks, per-rank micro-batches, epoch, ...); DataServiceError
     naming protocol_version when the versions differ."""
+    give_up = time.monotonic() + timeout_s
     with _channel(address) as channel:
         call = _method(channel, "Greet", pb.Hello, pb.Welcome)
-        try:
-            return call(pb.Hello(protocol_version=protocol_version, role=role, name=name), timeout=timeout_s,
-                        wait_for_ready=True)
-        except grpc.RpcError as error:
-            raise DataServiceError(error.details()) from None
+        while True:
+            try:
+                return call(pb.Hello(protocol_version=protocol_version, role=role, name=name),
+                            timeout=max(0.1, give_up - time.monotonic()), wait_for_ready=True)
+            except grpc.RpcError as error:
+                # A coordinator killed while it answers resets the connection (UNAVAILABLE); its
+                # restart (--resume) answers again: wait for it as _fetch does, up to timeout_s.
+                if error.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > give_up:
+                    raise DataServiceError(error.details()) from None
+                time.sleep(0.1)
 
 
 def status(address, timeout_s=10.0):

@@ -1,7 +1,9 @@
 // The planner's list re-ranked by expected goodput under failures: throughput (tokens/s) x the
 // useful fraction of wall-clock (job_goodput.h). Exact over the planner's list: the list is in
-// step-time order, so throughput only falls along it, and since a fraction is at most 1 no plan
-// whose throughput is below the best goodput found can win; the walk stops there.
+// step-time order up to ties (plans within kTimeTieFraction of each other are ordered by memory
+// and simplicity), so no later plan is more than that fraction faster than the current one, and
+// since a fraction is at most 1 no plan whose throughput times (1 + kTimeTieFraction) is below the
+// best goodput found can win; the walk stops there.
 #pragma once
 
 #include <cstddef>
