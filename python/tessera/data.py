@@ -41,22 +41,36 @@ def _method(channel, name, request_type, reply_type):
                                response_deserializer=reply_type.FromString)
 
 
+# Pause between calls while the coordinator is unreachable (killed, or restarting with --resume).
+_RESTART_POLL_S = 0.1
+
+
+def _call_through_restart(call, request, give_up, per_call_s=None):
+    """call(request), called again while the coordinator is unreachable (UNAVAILABLE: a coordinator
+    killed mid-answer resets the connection; its restart answers again) until the monotonic time
+    give_up; any other error, or UNAVAILABLE after give_up, raises grpc.RpcError. Each call may
+    take per_call_s, or what is left until give_up when None."""
+    while True:
+        timeout = per_call_s if per_call_s is not None else max(_RESTART_POLL_S, give_up - time.monotonic())
+        try:
+            return call(request, timeout=timeout, wait_for_ready=True)
+        except grpc.RpcError as error:
+            if error.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > give_up:
+                raise
+            time.sleep(_RESTART_POLL_S)
+
+
 def greet(address, role="trainer", name="", protocol_version=PROTOCOL_VERSION, timeout_s=30.0):
     """The coordinator's Welcome (ranks, per-rank micro-batches, epoch, ...); DataServiceError
     naming protocol_version when the versions differ."""
     give_up = time.monotonic() + timeout_s
     with _channel(address) as channel:
         call = _method(channel, "Greet", pb.Hello, pb.Welcome)
-        while True:
-            try:
-                return call(pb.Hello(protocol_version=protocol_version, role=role, name=name),
-                            timeout=max(0.1, give_up - time.monotonic()), wait_for_ready=True)
-            except grpc.RpcError as error:
-                # A coordinator killed while it answers resets the connection (UNAVAILABLE); its
-                # restart (--resume) answers again: wait for it as _fetch does, up to timeout_s.
-                if error.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > give_up:
-                    raise DataServiceError(error.details()) from None
-                time.sleep(0.1)
+        hello = pb.Hello(protocol_version=protocol_version, role=role, name=name)
+        try:
+            return _call_through_restart(call, hello, give_up)
+        except grpc.RpcError as error:
+            raise DataServiceError(error.details()) from None
 
 
 def status(address, timeout_s=10.0):
@@ -139,12 +153,9 @@ class ServiceReader:
         give_up = time.monotonic() + self.timeout_s
         while True:
             try:
-                reply = fetch(request, timeout=self.wait_s + 30.0, wait_for_ready=True)
+                reply = _call_through_restart(fetch, request, give_up, self.wait_s + 30.0)
             except grpc.RpcError as error:
-                if error.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > give_up:
-                    raise DataServiceError(f"rank {self.rank}: {error.details()}") from None
-                time.sleep(0.1)  # the coordinator is restarting
-                continue
+                raise DataServiceError(f"rank {self.rank}: {error.details()}") from None
             if reply.ready or reply.end_of_epoch:
                 return reply
             if reply.error:

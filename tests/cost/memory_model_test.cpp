@@ -398,7 +398,6 @@ TEST(MemoryModel, MeasuredReserveShiftsEveryStageByExactlyItsSize) {
   EXPECT_EQ(measured_reserve_bytes(kAnyGpu), 0.0);
 }
 
-
 // torchtitan's loss on the last stage, by hand (memory_model.cpp): 12 fp32 bytes per logit of
 // plain cross_entropy at tp 1; 16 under loss parallel (tp > 1: saved log-softmax, zero-filled
 // gradient, exp and their sum, pytorch torch/distributed/tensor/parallel/loss.py); and under
