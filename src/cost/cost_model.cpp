@@ -171,7 +171,7 @@ class IterationModel {
   }
 
   DpTime data_parallel_time(const StageShape& shape, const StageParameters& params, const StageCost& sc) const {
-    const double g = kGradBytesPerParam, w16 = kWeightBytesPerParam;
+    const double g = kGradBytesPerParam;
     // Gradients (and ZeRO-1/2's gather of updated weights) cover only what is trained.
     const StageParameters trained = trained_parameters(shape, params);
     DpTime t;
@@ -186,7 +186,7 @@ class IterationModel {
       // ZeRO-1/2, and pipelined ZeRO-3 that keeps its weights gathered for the whole step
       // (memory_model.h's variant (c)): one reduce-scatter and one gather per step.
       t.sync_s = over_params(reduce_scatter_time_s, g, trained);
-      const double gather_s = over_params(all_gather_time_s, w16, trained);
+      const double gather_s = weight_gather_s(trained);
       t.other_exposed_s = p.overlap_param_gather ? std::max(0.0, gather_s - sc.fwd_s) : gather_s;
     }
     // The gradient reduction hides under the last micro-batch's backward; the parameter gather
@@ -294,6 +294,17 @@ class IterationModel {
            collective(bytes_per_param * params.expert, edp_ranks, edp_link);
   }
 
+  // One all-gather of a stage's weights: 16-bit, but FP8 for the linear layers' weights under
+  // --fp8-param-gather (Megatron's distributed optimizer and Megatron-FSDP gather the FP8
+  // parameter itself; the memory side, memory_model.cpp, counts the same 1 byte).
+  double weight_gather_s(const StageParameters& params) const {
+    const bool fp8 = p.precision == Precision::fp8 && p.fp8_param_gather;
+    const double gemm_bytes = fp8 ? units::kBytesFp8 : kWeightBytesPerParam;
+    auto bytes = [&](double all, double gemm) { return kWeightBytesPerParam * (all - gemm) + gemm_bytes * gemm; };
+    return all_gather_time_s(bytes(params.dense, params.gemm_dense), dp_ranks, dp_link) +
+           all_gather_time_s(bytes(params.expert, params.gemm_expert), edp_ranks, edp_link);
+  }
+
   // ZeRO-3 that gathers per micro-batch: the weights before forward and, when they were
   // re-sharded after it, again before backward. A recomputed forward reuses the backward's gather
   // in Megatron-FSDP (it gathers "once for both the recomputation and backward computation",
@@ -313,7 +324,7 @@ class IterationModel {
     // The collectives run per layer (FSDP's wrapping unit), so each pays the ring's latency;
     // over_params counts one latency per whole-stage collective.
     const double ring_latency_s = static_cast<double>(dp_ranks - 1) * dp_link.latency_s;
-    const double per_mb = gathers * over_params(all_gather_time_s, kWeightBytesPerParam, params) +
+    const double per_mb = gathers * weight_gather_s(params) +
                           over_params(reduce_scatter_time_s, kGradBytesPerParam, trained_parameters(shape, params)) +
                           (gathers + 1.0) * (layers - 1.0) * ring_latency_s;
     const double exposed_per_mb = p.overlap_param_gather ? std::max(0.0, per_mb - sc.total()) + per_mb / layers : per_mb;

@@ -52,15 +52,15 @@ TEST_F(PlanFailuresCli, JsonCarriesTheFailureFiguresOfEveryPlan) {
 }
 
 // The documented case (README "plan --failures"): 16,384 H100 for Llama 3.1 405B, checkpoints
-// written by the first data-parallel replica only (--no-ckpt-fully-parallel-save), 5 GB/s per
-// node, a node MTBF of 3,000 h (about twice Llama 3's rate). The fastest plan (pp=8) puts its 64
-// weight writers on 8 nodes; tp=8,pp=16 spreads 128 over 16 nodes, halving the checkpoint stall,
-// and wins on expected goodput although its step is slower.
+// written by the first data-parallel replica only (--no-ckpt-fully-parallel-save), 1 GB/s per
+// node (a shared filesystem's share), a node MTBF of 3,000 h (about twice Llama 3's rate). The
+// fastest plan (pp=8) puts its 64 weight writers on 8 nodes; tp=8,pp=16 spreads 128 over 16
+// nodes, halving the checkpoint stall, and wins on expected goodput although its step is slower.
 TEST_F(PlanFailuresCli, ShardedCheckpointWritesChangeTheWinnerAt16kGpus) {
   const std::vector<std::string> base = {"plan", "--model", "llama3.1-405b", "--cluster", "h100-sxm-80gb:16384",
                                          "--gbs", "2048", "--seq", "8192", "--quiet", "--top", "3"};
   std::vector<std::string> failing = base;
-  failing.insert(failing.end(), {"--failures", "--no-fully-parallel-save", "--node-write-gbps", "5", "--mtbf-node-h", "3000"});
+  failing.insert(failing.end(), {"--failures", "--no-fully-parallel-save", "--node-write-gbps", "1", "--mtbf-node-h", "3000"});
   const auto plain = run_json(base);
   const auto j = run_json(failing);
   ASSERT_FALSE(plain.at("plans").empty());

@@ -12,6 +12,7 @@
 
 #include "catalog/gpu_catalog.h"
 #include "catalog/model_source.h"
+#include "cost/memory_model.h"
 #include "core/units.h"
 
 namespace tessera {
@@ -356,6 +357,32 @@ TEST(CostModel, MemoryReserveMovesThePeakOnly) {
     EXPECT_EQ(more.time.dp_comm_s, base.time.dp_comm_s);
     EXPECT_EQ(more.fits, more.peak_memory_bytes <= more.usable_memory_bytes);
   }
+}
+
+// --fp8-param-gather all-gathers the linear layers' weights in FP8: with ZeRO-1 and no overlap,
+// the data-parallel time is RS(4 B x P) + AG(w x P), both rings of one cost per byte, so the FP8
+// gather saves exactly G bytes of the 6 P moved (G: linear-layer weights), up to the rings'
+// microseconds of latency.
+TEST(CostModel, Fp8ParamGatherMovesOneBytePerLinearWeight) {
+  Job j = llama3_70b();
+  j.plan.tp = j.plan.pp = 1;
+  j.plan.dp = 8;
+  j.plan.sequence_parallel = false;
+  j.cluster = make_cluster(find_gpu("h100-sxm-80gb"), 8);
+  j.workload.global_batch = 8;
+  j.plan.precision = Precision::fp8;
+  j.plan.overlap_grad_reduce = j.plan.overlap_param_gather = false;
+  Job fp8_gather = j;
+  fp8_gather.plan.fp8_param_gather = true;
+  validate_plan(fp8_gather.plan, j.model, j.cluster, j.workload);
+  const double x16 = estimate_analytical(j.model, j.cluster, j.plan, j.workload).time.dp_comm_s;
+  const double x8 = estimate_analytical(j.model, j.cluster, fp8_gather.plan, j.workload).time.dp_comm_s;
+  StageShape all;
+  all.layers = j.model.layers;
+  all.has_embedding = all.has_output_head = true;
+  const StageParameters params = stage_parameters(j.model, j.plan, all);
+  ASSERT_GT(params.gemm_dense, 0.9 * params.dense);
+  EXPECT_NEAR((x16 - x8) / x16, params.gemm_dense / (6.0 * params.dense), 1e-3);
 }
 
 // DeepSpeed's engines run their own fixed schedule whatever the plan's switches say
