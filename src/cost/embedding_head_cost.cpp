@@ -16,15 +16,37 @@ constexpr double kGemmBackwardOverForward = 2.0;
 // exp, sum, divide forward (~42 bytes per logit); softmax-minus-one-hot, scale, downcast,
 // transpose backward (~26 bytes).
 constexpr double kLossBytesPerLogit = 68.0;
+// Megatron-Core DDP's backward hook adds a 16-bit param.grad into the fp32 main_grad
+// (distributed_data_parallel.py @ d98e8a64, `param.main_grad.add_(param.grad.data)`): read 2 and
+// 4, write 4 bytes per element.
+constexpr double kMainGradAddBytes = 10.0;
+// Plain PyTorch with tied embeddings: autograd sums the lm_head's and the embedding's fp32
+// gradients of the one weight before AccumulateGrad (read 4 + 4, write 4).
+constexpr double kEagerTiedGradientSumBytes = 12.0;
 }  // namespace
+
+double dense_embedding_gradient_bytes_per_element(TrainingFramework framework, bool tied) {
+  switch (framework) {
+    case TrainingFramework::pytorch:
+      return units::kBytesFp32 + (tied ? kEagerTiedGradientSumBytes : 0.0);
+    case TrainingFramework::megatron:
+      return kB16 + kMainGradAddBytes;
+    default:
+      return kB16;
+  }
+}
 
 StageCost embedding_cost(const LayerContext& x, double tp_one_s) {
   StageCost embed;
   const double h = static_cast<double>(x.m.hidden);
-  embed.compute_s = memory_bound_time_s((kB16 + units::kBytesFp32 * 2.0) * x.tokens * h, x.c.gpu);
+  const double vocab_local = static_cast<double>(x.m.vocab) / x.tp;
+  const double lookup_s = memory_bound_time_s((kB16 + units::kBytesFp32 * 2.0) * x.tokens * h, x.c.gpu);
+  const double dense_gradient_s = memory_bound_time_s(
+      dense_embedding_gradient_bytes_per_element(x.p.framework, x.m.tied_embeddings) * vocab_local * h, x.c.gpu);
+  embed.compute_s = lookup_s + dense_gradient_s;
   embed.tp_s = tp_one_s;
-  embed.fwd_s = embed.compute_s / 3.0 + tp_one_s;
-  embed.bwd_s = embed.compute_s * 2.0 / 3.0;
+  embed.fwd_s = lookup_s / 3.0 + tp_one_s;
+  embed.bwd_s = lookup_s * 2.0 / 3.0 + dense_gradient_s;
   return embed;
 }
 
