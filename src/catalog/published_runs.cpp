@@ -30,10 +30,12 @@ PublishedRunsText load_published_runs_text(const std::string& name_or_path, cons
   std::string name = name_or_path;
   if (name.ends_with(kCsvSuffix)) name.resize(name.size() - kCsvSuffix.size());
   if (const auto index = match_name(name, names, field)) return builtin_table(names[*index]);
-  // A path that names no built-in table: the file's own error ("cannot open ...").
-  if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(kCsvSuffix))
-    return {name_or_path, json_fields::read_text_file(name_or_path, field)};
-  throw unknown_name_error(field, "table", name_or_path, either_of(nearest_names(name, names)),
+  // A path-like argument near a built-in name ("h200/memry") is most likely that name mistyped;
+  // one near none is a path, and gets the file's own error ("cannot open ...").
+  const std::string suggestion = either_of(nearest_names(name, names));
+  const bool path_like = name_or_path.find('/') != std::string::npos || name_or_path.ends_with(kCsvSuffix);
+  if (path_like && suggestion.empty()) return {name_or_path, json_fields::read_text_file(name_or_path, field)};
+  throw unknown_name_error(field, path_like ? "table or file" : "table", name_or_path, suggestion,
                            joined_names(names) + ", or a CSV path");
 }
 

@@ -20,8 +20,9 @@ struct PublishedRunsText {
   std::string text;
 };
 // A path that exists is read as a file; otherwise a built-in name (with or without ".csv"); a
-// path-like argument (a '/' or ".csv") that is neither gets the file's error, any other
-// Error(field, "unknown table 'x'; did you mean y?", <names, or a CSV path>).
+// path-like argument (a '/' or ".csv") that is neither gets the file's error, unless a built-in
+// name is near it ("h200/memry": Error(field, "unknown table or file 'x'; did you mean y?", ...));
+// any other gets Error(field, "unknown table 'x'; did you mean y?", <names, or a CSV path>).
 PublishedRunsText load_published_runs_text(const std::string& name_or_path, const std::string& field);
 // The same table read as CSV (formats/csv_table.h), named as load_published_runs_text names it.
 CsvTable load_published_runs(const std::string& name_or_path, const std::string& field);
