@@ -11,7 +11,7 @@ namespace {
 
 // Thresholds keep 3 significant digits: mantissas below 1000.
 constexpr double kMantissaLimit = 1000.0;
-constexpr double kMaxCount = 1e18;  // fits an int64 after rounding
+constexpr double kMaxRoundedCount = 1e18;  // fits an int64 after rounding
 struct Suffix {
   char letter;
   std::int64_t value;
@@ -22,7 +22,7 @@ constexpr const char* kScheduleFormat = "space-separated THRESHOLD:BATCH pairs, 
 }  // namespace
 
 std::string format_count(double count) {
-  if (!std::isfinite(count) || count < 0.0 || count >= kMaxCount)
+  if (!std::isfinite(count) || count < 0.0 || count >= kMaxRoundedCount)
     throw Error("count", "got " + std::to_string(count), "a finite number from 0 to 1e18");
   // Round to kSignificantDigits significant digits: an integer mantissa times 10^shift.
   std::int64_t power_of_ten = 1;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "balance/context_parallel_sharding.h"
+#include "balance/sample_cost.h"
 #include "core/error.h"
 #include "cost/collective_cost.h"
 #include "cost/compute_cost.h"
@@ -12,7 +13,6 @@ namespace tessera {
 
 namespace {
 
-constexpr bool kBf16 = false;  // GEMMs at the 16-bit peak, as balance/sample_cost.cpp
 constexpr double kBytesPerGib = 1024.0 * 1024.0 * 1024.0;
 // Upper end of the cap's binary search: 2^30 tokens per GPU (kMaxSampleTokens).
 constexpr std::int64_t kMaxCapTokens = kMaxSampleTokens;
@@ -56,8 +56,8 @@ void pad_documents(std::span<const std::int64_t> documents, std::int64_t multipl
 SpanCost CpCostModel::span_cost(double tokens_per_gpu) const {
   const double h = static_cast<double>(hidden);
   const double m = std::max(1.0, tokens_per_gpu);
-  const double ratio = gemm_efficiency(static_cast<double>(reference_tokens), h, h, cluster.gpu, kBf16) /
-                       gemm_efficiency(m, h, h, cluster.gpu, kBf16);
+  const double ratio = gemm_efficiency(static_cast<double>(reference_tokens), h, h, cluster.gpu, kSampleCostFp8) /
+                       gemm_efficiency(m, h, h, cluster.gpu, kSampleCostFp8);
   SpanCost cost = reference;
   cost.linear_s_per_token *= ratio * linear_recompute_factor(recompute);
   cost.attention_s_per_pair *= attention_recompute_factor(recompute);

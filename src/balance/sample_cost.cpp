@@ -7,7 +7,6 @@ namespace tessera {
 
 namespace {
 constexpr double kFlopsPerMac = 2.0;
-constexpr bool kBf16 = false;  // not FP8: samples are costed at the 16-bit peak
 
 // Fused attention over a packed sequence of `packed_tokens`: one kernel call of `heads` heads
 // over all of it fills the SMs (the tile saturation); the keys each tile walks are its own
@@ -15,7 +14,7 @@ constexpr bool kBf16 = false;  // not FP8: samples are costed at the 16-bit peak
 double packed_attention_rate(const GpuSpec& gpu, double heads, double head_dim, std::int64_t packed_tokens) {
   GpuSpec long_spans = gpu;
   long_spans.attention_half_seq = 0;
-  return gpu.peak_flops(kBf16) * attention_efficiency({heads, static_cast<double>(packed_tokens), head_dim}, long_spans);
+  return gpu.peak_flops(kSampleCostFp8) * attention_efficiency({heads, static_cast<double>(packed_tokens), head_dim}, long_spans);
 }
 }  // namespace
 
@@ -25,7 +24,7 @@ SpanCost backbone_span_cost(const ModelSpec& backbone, const GpuSpec& gpu, std::
   const ForwardFlopsPerToken per_token = forward_flops_per_token(backbone, 1, /*causal_span=*/false);
   const double linear_flops = per_token.attention_linear + per_token.mlp + per_token.logits;
   const double h = static_cast<double>(backbone.hidden);
-  const double gemm_rate = gpu.peak_flops(kBf16) * gemm_efficiency(static_cast<double>(packed_tokens), h, h, gpu, kBf16);
+  const double gemm_rate = gpu.peak_flops(kSampleCostFp8) * gemm_efficiency(static_cast<double>(packed_tokens), h, h, gpu, kSampleCostFp8);
   const double attention_rate = packed_attention_rate(gpu, static_cast<double>(backbone.heads),
                                                     static_cast<double>(backbone.head_dim), packed_tokens);
   SpanCost cost;
@@ -38,7 +37,7 @@ SpanCost backbone_span_cost(const ModelSpec& backbone, const GpuSpec& gpu, std::
 
 SpanCost module_span_cost(const ModuleShape& module, const GpuSpec& gpu, std::int64_t packed_tokens) {
   const double h = static_cast<double>(module.hidden);
-  const double gemm_rate = gpu.peak_flops(kBf16) * gemm_efficiency(static_cast<double>(packed_tokens), h, h, gpu, kBf16);
+  const double gemm_rate = gpu.peak_flops(kSampleCostFp8) * gemm_efficiency(static_cast<double>(packed_tokens), h, h, gpu, kSampleCostFp8);
   const double attention_rate = packed_attention_rate(gpu, static_cast<double>(module.heads),
                                                     static_cast<double>(module.head_dim), packed_tokens);
   // Q.K^T and P.V: two MACs per head dimension per pair per head.

@@ -19,6 +19,10 @@
 
 namespace tessera {
 
+// Samples are costed with GEMMs and attention at the 16-bit peak (not FP8), here and in
+// cp_microbatch_cost.cpp.
+inline constexpr bool kSampleCostFp8 = false;
+
 struct SpanCost {
   double linear_s_per_token = 0;    // GEMMs, forward + backward
   double attention_s_per_pair = 0;  // fused attention per query-key pair, forward + backward

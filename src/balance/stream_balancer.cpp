@@ -95,7 +95,7 @@ int delay_bound_steps(const StreamSettings& settings) {
 
 namespace {
 
-bool older(const QueuedItem& a, const QueuedItem& b) {
+bool queued_earlier(const QueuedItem& a, const QueuedItem& b) {
   return a.arrival_step != b.arrival_step ? a.arrival_step < b.arrival_step : a.item < b.item;
 }
 
@@ -135,7 +135,7 @@ class StreamRun {
     released_ = static_cast<int>(pool_.size());
     pool_.insert(pool_.end(), carried_.begin(), carried_.end());
     carried_.clear();
-    std::sort(pool_.begin(), pool_.end(), older);
+    std::sort(pool_.begin(), pool_.end(), queued_earlier);
     return std::min(pool_.size(), static_cast<std::size_t>(slots_));
   }
 
@@ -173,7 +173,7 @@ class StreamRun {
   void flush_queues(std::int64_t budget, std::int64_t& used) {
     flushed_.clear();
     queues_.release_all(flushed_);
-    std::sort(flushed_.begin(), flushed_.end(), older);
+    std::sort(flushed_.begin(), flushed_.end(), queued_earlier);
     for (const QueuedItem& q : flushed_) {
       if (!st_.one_step && used + q.tokens > budget) {
         overflow_.push_back(q);

@@ -27,7 +27,10 @@ inline std::vector<std::string> builtin_names(std::string_view folder, std::stri
   return names;
 }
 
+// The suffix of the built-in JSON files (models, mixes, multimodal models).
+inline constexpr std::string_view kJsonSuffix = ".json";
+
 // The built-in JSON files' names in data/<folder> ("models/", "mixes/", ...).
-inline std::vector<std::string> builtin_json_names(std::string_view folder) { return builtin_names(folder, ".json"); }
+inline std::vector<std::string> builtin_json_names(std::string_view folder) { return builtin_names(folder, kJsonSuffix); }
 
 }  // namespace tessera

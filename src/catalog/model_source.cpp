@@ -15,7 +15,6 @@ namespace tessera {
 
 namespace {
 constexpr std::string_view kModelDir = "models/";
-constexpr std::string_view kJsonSuffix = ".json";
 constexpr const char* kPathHint = ", or a model JSON / Hugging Face config.json path";
 
 // Suggestions also cover the multimodal zoo, so "LLaVA-1.5-7b" typed where only text models are

@@ -15,11 +15,10 @@ namespace tessera {
 using namespace json_fields;
 
 namespace {
-constexpr std::string_view kDir = "multimodal/";
-constexpr std::string_view kJsonSuffix = ".json";
+constexpr std::string_view kMultimodalDir = "multimodal/";
 }  // namespace
 
-std::vector<std::string> builtin_multimodal_names() { return builtin_json_names(kDir); }
+std::vector<std::string> builtin_multimodal_names() { return builtin_json_names(kMultimodalDir); }
 
 namespace {
 // The built-in multimodal model a name means: exact, else case- and separator-insensitive
@@ -30,7 +29,7 @@ std::optional<std::string> builtin_multimodal_name(const std::string& name) {
   return std::nullopt;
 }
 MultimodalSpec builtin_multimodal_model(const std::string& name) {
-  const auto* file = find_builtin_file(std::string(kDir) + name + std::string(kJsonSuffix));
+  const auto* file = find_builtin_file(std::string(kMultimodalDir) + name + std::string(kJsonSuffix));
   return multimodal_from_json(parse(std::string(file->text), "model '" + name + "'"), load_model, "model");
 }
 bool is_regular_file(const std::string& path) {
@@ -40,7 +39,7 @@ bool is_regular_file(const std::string& path) {
 }  // namespace
 
 bool is_multimodal_model(const std::string& name_or_path) {
-  if (find_builtin_file(std::string(kDir) + name_or_path + std::string(kJsonSuffix))) return true;
+  if (find_builtin_file(std::string(kMultimodalDir) + name_or_path + std::string(kJsonSuffix))) return true;
   if (!is_regular_file(name_or_path)) return !name_or_path.empty() && builtin_multimodal_name(name_or_path).has_value();
   try {
     const auto j = parse_file(name_or_path, "model");
@@ -52,7 +51,7 @@ bool is_multimodal_model(const std::string& name_or_path) {
 
 MultimodalSpec load_multimodal_model(const std::string& name_or_path) {
   // An exact built-in name first, then a file, then a forgiving match.
-  if (find_builtin_file(std::string(kDir) + name_or_path + std::string(kJsonSuffix)))
+  if (find_builtin_file(std::string(kMultimodalDir) + name_or_path + std::string(kJsonSuffix)))
     return builtin_multimodal_model(name_or_path);
   if (is_regular_file(name_or_path)) return multimodal_from_json(parse_file(name_or_path, "model"), load_model, "model");
   if (const auto resolved = builtin_multimodal_name(name_or_path)) return builtin_multimodal_model(*resolved);

@@ -10,17 +10,17 @@
 namespace tessera {
 
 namespace {
-constexpr std::string_view kDir = "validation/";
+constexpr std::string_view kRunsDir = "validation/";
 constexpr std::string_view kCsvSuffix = ".csv";
 
-std::string builtin_path(const std::string& name) { return std::string(kDir) + name + std::string(kCsvSuffix); }
+std::string builtin_path(const std::string& name) { return std::string(kRunsDir) + name + std::string(kCsvSuffix); }
 
 PublishedRunsText builtin_table(const std::string& name) {
   return {name, std::string(find_builtin_file(builtin_path(name))->text)};
 }
 }  // namespace
 
-std::vector<std::string> builtin_published_run_names() { return builtin_names(kDir, kCsvSuffix); }
+std::vector<std::string> builtin_published_run_names() { return builtin_names(kRunsDir, kCsvSuffix); }
 
 PublishedRunsText load_published_runs_text(const std::string& name_or_path, const std::string& field) {
   std::error_code ec;

@@ -45,7 +45,7 @@ namespace tessera::cli {
 
 namespace {
 
-constexpr const char* kDefaultModel = "llama3-8b";
+constexpr const char* kDefaultBalanceModel = "llama3-8b";
 constexpr const char* kDefaultGpu = "h100-sxm-80gb";
 // First guess of the samples a --steps run draws, per step and slot: a 128K slot holds ~16
 // wlb-like documents; more are generated (x kGrowth) whenever the stream runs out first.
@@ -185,7 +185,7 @@ void compute_costs(const SampleCostModel& model, const std::vector<SampleTokens>
 namespace {
 
 struct BalanceOptions {
-  std::string samples, synthetic, method = "wlb", model = kDefaultModel, cluster = kDefaultGpu;
+  std::string samples, synthetic, method = "wlb", model = kDefaultBalanceModel, cluster = kDefaultGpu;
   std::int64_t dp = 0, microbatches = 0, max_tokens = 0, steps = 0, n = 0, seed = 0;
   bool json = false;
   // --per-batch-cp

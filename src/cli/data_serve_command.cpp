@@ -22,7 +22,7 @@ namespace tessera::cli {
 
 namespace {
 
-struct PlanOptions {
+struct ServePlanOptions {
   std::string index, model = "llama3-8b", cluster = "h100-sxm-80gb", method = "wlb";
   int ranks = 0, microbatches = 0, pipeline_stages = 1, context_parallel = 1;
   std::int64_t max_tokens = 0, epoch = 0;
@@ -31,7 +31,7 @@ struct PlanOptions {
 };
 
 struct CoordinatorOptions {
-  PlanOptions plan;
+  ServePlanOptions plan;
   std::string tokenizer, resize = "fixed:336", listen = "127.0.0.1:0", checkpoint;
   int patch = 14;
   std::int64_t prefetch = 4;
@@ -39,7 +39,7 @@ struct CoordinatorOptions {
   bool resume = false, skip_bad_samples = false;
 };
 
-void add_plan_options(CLI::App& sub, PlanOptions& o) {
+void add_plan_options(CLI::App& sub, ServePlanOptions& o) {
   sub.add_option("--index", o.index, "Sample index: JSONL of files and token counts (see README)");
   sub.add_option("--ranks", o.ranks, "Trainer ranks D (data-parallel)");
   sub.add_option("--microbatches", o.microbatches, "Micro-batches M per rank and step");
@@ -53,7 +53,7 @@ void add_plan_options(CLI::App& sub, PlanOptions& o) {
   sub.add_option("--cluster", o.cluster, "GPU key, GPU:COUNT or cluster JSON (its GPU sets the costs)")->capture_default_str();
 }
 
-EpochSettings epoch_settings(const PlanOptions& o) {
+EpochSettings epoch_settings(const ServePlanOptions& o) {
   for (const auto& [flag, missing] : {std::pair<const char*, bool>{"--index", o.index.empty()},
                                       {"--ranks", o.ranks == 0},
                                       {"--microbatches", o.microbatches == 0},
@@ -71,7 +71,7 @@ EpochSettings epoch_settings(const PlanOptions& o) {
   return e;
 }
 
-EpochPlan plan_of(const std::vector<IndexedSample>& samples, const EpochSettings& e, const PlanOptions& o) {
+EpochPlan plan_of(const std::vector<IndexedSample>& samples, const EpochSettings& e, const ServePlanOptions& o) {
   const SampleCostModel cost = make_sample_cost_model(load_model(o.model), gpu_of_cluster(o.cluster), e.max_tokens);
   std::vector<SampleTokens> tokens;
   std::vector<double> time_s;
@@ -104,7 +104,7 @@ nlohmann::json plan_to_json(const EpochPlan& plan) {
 
 void register_plan_subcommand(CLI::App& parent, CommandRegistry& commands) {
   auto* sub = parent.add_subcommand("plan", "Print the epoch plan: each rank's micro-batches, as sample ids in order");
-  auto o = std::make_shared<PlanOptions>();
+  auto o = std::make_shared<ServePlanOptions>();
   add_plan_options(*sub, *o);
   sub->add_flag("--json", o->json, "Print one JSON document");
   commands.add(sub, [o, &io = commands.output()]() {
@@ -125,7 +125,7 @@ void register_plan_subcommand(CLI::App& parent, CommandRegistry& commands) {
 CoordinatorSetup coordinator_setup(const CoordinatorOptions& o, const CLI::App& sub) {
   CoordinatorSetup setup;
   EpochSettings e;
-  PlanOptions plan = o.plan;
+  ServePlanOptions plan = o.plan;
   if (o.resume) {
     if (o.checkpoint.empty()) throw Error("--resume", "needs --checkpoint FILE to resume from", "--checkpoint FILE --resume");
     for (const char* flag : {"--index", "--ranks", "--microbatches", "--max-tokens", "--method", "--seed", "--epoch", "--pp", "--cp"})

@@ -268,7 +268,7 @@ Json summary_json(const PipelineCosts& c, const Timeline& t, bool with_ops) {
   return j;
 }
 
-void print_table(const CommandOutput& io, const PipelineCosts& c, const Timeline& t, const std::string& trace) {
+void print_pipeline_table(const CommandOutput& io, const PipelineCosts& c, const Timeline& t, const std::string& trace) {
   io.print("schedule        {}  ({} stages x {} micro-batches, vpp {})\n", to_string(c.schedule), c.stages,
              c.microbatches, c.chunks);
   io.print("makespan        {:.6g}", t.makespan_s);
@@ -346,7 +346,7 @@ void register_simulate(CLI::App& app, CommandRegistry& commands) {
     TraceSize trace;
     if (!o->trace.empty()) trace = write_chrome_trace(timeline, o->trace, {"tessera pipeline", to_string(costs.schedule)});
     if (o->json) io.print("{}\n", json_fields::to_text(summary_json(costs, timeline, o->ops), 2));
-    else print_table(io, costs, timeline, o->trace);
+    else print_pipeline_table(io, costs, timeline, o->trace);
     io.print_error("{}", trace_truncation_note(trace));
     return 0;
   });

@@ -55,6 +55,8 @@ double attention_efficiency(const AttentionCall& call, const GpuSpec& gpu);
 // Forward + backward counted together by the caller: `flops` at this call's efficiency.
 double attention_time_s(double flops, const AttentionCall& call, const GpuSpec& gpu);
 double memory_bound_time_s(double bytes, const GpuSpec& gpu);
+// Backward of a linear layer: input-gradient and weight-gradient GEMMs of the forward's shape.
+inline constexpr double kGemmBackwardOverForward = 2.0;
 // Flash-attention backward runs five matmuls against the forward's two (Dao 2023, FA2 §3.1.2).
 inline constexpr double kFlashBackwardOverForward = 2.5;
 

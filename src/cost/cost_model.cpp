@@ -28,9 +28,6 @@ namespace tessera {
 
 namespace {
 
-constexpr double kB16 = units::kBytesBf16;
-// Backward of a linear layer: input-gradient and weight-gradient GEMMs of the forward's shape.
-constexpr double kGemmBackwardOverForward = 2.0;
 // Adam step (fused multi-tensor): read fp32 param, grad, m, v; write param, m, v, 16-bit copy;
 // plus the gradient-norm pass over the fp32 gradients.
 constexpr double kAdamStepBytesPerParam = 4.0 * 4 + 4.0 * 3 + 2.0 + 4.0;
@@ -77,7 +74,7 @@ class IterationModel {
     // Full recompute of only some layers: the others run as without recompute.
     dense_plain = partial && m.dense_mlp_layers() > 0 ? layer_cost(x, false, Recompute::none) : dense_layer;
     moe_plain = partial && m.is_moe() ? layer_cost(x, true, Recompute::none) : moe_layer;
-    const double tp_one = p.tp > 1 ? all_reduce_time_s(kB16 * x.tokens * static_cast<double>(m.hidden), p.tp, x.tp_link) : 0.0;
+    const double tp_one = p.tp > 1 ? all_reduce_time_s(units::kBytesBf16 * x.tokens * static_cast<double>(m.hidden), p.tp, x.tp_link) : 0.0;
     embed = embedding_cost(x, tp_one);
     head = output_head_cost(x, tp_one);
   }

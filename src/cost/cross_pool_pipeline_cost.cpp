@@ -11,7 +11,7 @@ namespace tessera {
 namespace {
 
 // The activation one micro-batch sends forward (and its gradient backward): b x s x h in bf16.
-double activation_bytes(const ModelSpec& model, const Plan& plan, const Workload& workload) {
+double boundary_activation_bytes(const ModelSpec& model, const Plan& plan, const Workload& workload) {
   return units::kBytesBf16 * static_cast<double>(plan.micro_batch) * static_cast<double>(workload.seq_len) *
          static_cast<double>(model.hidden);
 }
@@ -102,14 +102,14 @@ double within_pool_boundary_s(const ModelSpec& model, const Cluster& pool, const
   const bool crosses = stages_per_node == 1 || (local + 1) % stages_per_node == 0;
   const LinkTier& tier = crosses ? pool.inter_node : pool.intra_node;
   const bool split = segment_plan.p2p_scatter_gather || segment_plan.sequence_parallel;
-  const double bytes = activation_bytes(model, segment_plan, workload) /
+  const double bytes = boundary_activation_bytes(model, segment_plan, workload) /
                        (split ? static_cast<double>(segment_plan.tp) : 1.0);
   return p2p_time_s(bytes, {tier.bandwidth_bytes_per_s, tier.latency_s});
 }
 
 double cross_pool_boundary_s(const ModelSpec& model, const MixedCluster& cluster, const Plan& base,
                              const Workload& workload) {
-  const double bytes = static_cast<double>(base.dp) * activation_bytes(model, base, workload);
+  const double bytes = static_cast<double>(base.dp) * boundary_activation_bytes(model, base, workload);
   return p2p_time_s(bytes, {cluster.inter_pool.bandwidth_bytes_per_s, cluster.inter_pool.latency_s});
 }
 

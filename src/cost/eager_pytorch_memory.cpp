@@ -13,15 +13,13 @@ namespace tessera {
 
 namespace {
 
-constexpr double kFp32 = units::kBytesFp32;
-constexpr double kBf16 = units::kBytesBf16;
 
 // State per parameter (fp32 parameters under AMP; torch.optim.AdamW(fused=True) keeps exp_avg and
 // exp_avg_sq in the parameter's dtype): weight 4, gradient 4, two moments 8. QLoRA's bf16 adapters
 // keep 8 too: its paged_adamw_32bit (qlora.py default optim) holds both moments in fp32.
-constexpr double kEagerWeightBytes = kFp32;
-constexpr double kEagerGradBytes = kFp32;
-constexpr double kEagerAdamBytes = 2.0 * kFp32;
+constexpr double kEagerWeightBytes = units::kBytesFp32;
+constexpr double kEagerGradBytes = units::kBytesFp32;
+constexpr double kEagerAdamBytes = 2.0 * units::kBytesFp32;
 
 // What autograd saves per token in a Hugging Face Llama-style decoder layer under
 // autocast(bf16) with fp32 parameters (transformers modeling_llama.py LlamaDecoderLayer /
@@ -33,30 +31,30 @@ constexpr double kEagerAdamBytes = 2.0 * kFp32;
 //   bf16: the q, k, v input casts and the gate, up input casts       5 x 2 = 10 bytes per h
 constexpr double kSavedResidualBytesPerHidden = 16.0 + 10.0;
 // The two norms' rsqrt(mean(x^2) + eps), one fp32 value per token each.
-constexpr double kSavedNormStatBytes = 2.0 * kFp32;
+constexpr double kSavedNormStatBytes = 2.0 * units::kBytesFp32;
 // Attention: q and k after RoPE as cast for SDPA, v, and SDPA's output (bf16 each, per head
 // width), and flash attention's fp32 logsumexp per head.
-constexpr double kSavedAttentionBytesPerWidth = kBf16;
-constexpr double kSavedLogsumexpBytesPerHead = kFp32;
+constexpr double kSavedAttentionBytesPerWidth = units::kBytesBf16;
+constexpr double kSavedLogsumexpBytesPerHead = units::kBytesFp32;
 // SwiGLU MLP (act_fn(gate_proj(x)) * up_proj(x)): the gate output (SiLU's input), SiLU's output,
 // the up output and their product (down_proj's input), bf16 each: 4 x 2 bytes per f. A 2-matrix
 // MLP saves the activation's input and output.
-constexpr double kSavedSwigluBytesPerFfn = 4.0 * kBf16;
-constexpr double kSavedGeluBytesPerFfn = 2.0 * kBf16;
+constexpr double kSavedSwigluBytesPerFfn = 4.0 * units::kBytesBf16;
+constexpr double kSavedGeluBytesPerFfn = 2.0 * units::kBytesBf16;
 // With gradient checkpointing (transformers GradientCheckpointingLayer, torch.utils.checkpoint
 // use_reentrant=False) a layer keeps only its fp32 input.
-constexpr double kCheckpointBytesPerHidden = kFp32;
+constexpr double kCheckpointBytesPerHidden = units::kBytesFp32;
 // The final norm (its fp32 input and output) and lm_head's bf16 input cast.
-constexpr double kHeadInputBytesPerHidden = 2.0 * kFp32 + kBf16;
+constexpr double kHeadInputBytesPerHidden = 2.0 * units::kBytesFp32 + units::kBytesBf16;
 // Tensors of tokens x vocab (transformers loss_utils.py ForCausalLMLoss: logits.float(), then
 // cross_entropy = log_softmax + nll_loss; the model's output object, and so its bf16 logits, is
 // dropped once the loss is taken):
 //   forward   bf16 logits, their fp32 copy, the fp32 log-probs log_softmax saves     2 + 4 + 4
 //   backward  the saved log-probs, nll_loss's fp32 gradient, log_softmax's fp32 input gradient
-constexpr double kLogitForwardBytes = kBf16 + 2.0 * kFp32;
-constexpr double kLogitBackwardBytes = 3.0 * kFp32;
+constexpr double kLogitForwardBytes = units::kBytesBf16 + 2.0 * units::kBytesFp32;
+constexpr double kLogitBackwardBytes = 3.0 * units::kBytesFp32;
 // Autocast's bf16 copy of each linear weight: 2 bytes per parameter.
-constexpr double kCastWeightBytes = kBf16;
+constexpr double kCastWeightBytes = units::kBytesBf16;
 // FSDP (zero3) gathers the running unit and prefetches the next (FSDP's forward/backward prefetch).
 constexpr double kGatheredLayers = 2.0;
 
@@ -108,7 +106,7 @@ EagerSizes eager_sizes(const ModelSpec& m, const Plan& p, const Workload& w) {
     // QLoRA's recipe (artidoro/qlora 7f4e95a qlora.py get_accelerate_model, --bf16): after
     // prepare_model_for_kbit_training it casts the LoRA layers, embed_tokens and lm_head to bf16
     // and keeps the norms in fp32: bf16 adapters with bf16 gradients, nothing cast by autocast.
-    s.trainable_bytes = kBf16;
+    s.trainable_bytes = units::kBytesBf16;
     s.cast_copies = s.head_cast_copies = s.layer_cast_copies = 0;
   }
   if (p.tuning.quantized_base())
@@ -128,8 +126,8 @@ struct EagerState {
 // (qlora.py above: peft's prepare_model_for_kbit_training casts them to fp32, qlora.py casts the
 // embeddings and head back).
 double frozen_bytes(const Plan& p, double params, double linear, double norms) {
-  if (!p.tuning.quantized_base()) return kBf16 * params;
-  return kNf4BytesPerParam * linear + kFp32 * norms + kBf16 * (params - linear - norms);
+  if (!p.tuning.quantized_base()) return units::kBytesBf16 * params;
+  return kNf4BytesPerParam * linear + units::kBytesFp32 * norms + units::kBytesBf16 * (params - linear - norms);
 }
 double frozen_model_bytes(const EagerSizes& s, const Plan& p) {
   const double norms_per_layer = s.layer_params - s.layer_cast;
@@ -189,7 +187,7 @@ MemoryBreakdown eager_pytorch_memory(const ModelSpec& m, const Plan& p, const Wo
   MemoryBreakdown best;
   auto consider = [&](MemoryBreakdown mem) {
     mem.optimizer_bytes = st.adam;
-    mem.buffers_bytes += st.gathered + kBf16 * s.dequantized;
+    mem.buffers_bytes += st.gathered + units::kBytesBf16 * s.dequantized;
     mem.framework_bytes = runtime_reserve_bytes(p) + measured_reserve_bytes(gpu) +
                           kAllocatorFragmentationFraction * (mem.activations_bytes + mem.logits_bytes + mem.buffers_bytes);
     if (mem.total() > best.total()) best = mem;

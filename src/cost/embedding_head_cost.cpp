@@ -8,9 +8,6 @@
 namespace tessera {
 
 namespace {
-constexpr double kB16 = units::kBytesBf16;
-// Backward of a linear layer: input-gradient and weight-gradient GEMMs of the forward's shape.
-constexpr double kGemmBackwardOverForward = 2.0;
 // Cross-entropy over fp32 logits as Megatron-LM's vocab-parallel loss runs it in separate
 // PyTorch ops (core/tensor_parallel/cross_entropy.py, r0.8): transpose, upcast, max, subtract,
 // exp, sum, divide forward (~42 bytes per logit); softmax-minus-one-hot, scale, downcast,
@@ -30,9 +27,9 @@ double dense_embedding_gradient_bytes_per_element(TrainingFramework framework, b
     case TrainingFramework::pytorch:
       return units::kBytesFp32 + (tied ? kEagerTiedGradientSumBytes : 0.0);
     case TrainingFramework::megatron:
-      return kB16 + kMainGradAddBytes;
+      return units::kBytesBf16 + kMainGradAddBytes;
     default:
-      return kB16;
+      return units::kBytesBf16;
   }
 }
 
@@ -40,7 +37,7 @@ StageCost embedding_cost(const LayerContext& x, double tp_one_s) {
   StageCost embed;
   const double h = static_cast<double>(x.m.hidden);
   const double vocab_local = static_cast<double>(x.m.vocab) / x.tp;
-  const double lookup_s = memory_bound_time_s((kB16 + units::kBytesFp32 * 2.0) * x.tokens * h, x.c.gpu);
+  const double lookup_s = memory_bound_time_s((units::kBytesBf16 + units::kBytesFp32 * 2.0) * x.tokens * h, x.c.gpu);
   const double dense_gradient_s = memory_bound_time_s(
       dense_embedding_gradient_bytes_per_element(x.p.framework, x.m.tied_embeddings) * vocab_local * h, x.c.gpu);
   embed.compute_s = lookup_s + dense_gradient_s;

@@ -16,9 +16,6 @@ namespace tessera {
 
 namespace {
 
-constexpr double kB16 = units::kBytesBf16;
-// Backward of a linear layer: input-gradient and weight-gradient GEMMs of the forward's shape.
-constexpr double kGemmBackwardOverForward = 2.0;
 // Memory-bound passes per layer and token, in h-sized 16-bit tensors read or written, outside
 // the tensor-parallel region: two norms (read + write each), two bias-dropout-residual adds
 // (read 2, write 1, mask) -- split by tp only with sequence parallelism.
@@ -128,7 +125,7 @@ double dense_mlp_gemms(const LayerContext& x) {
 // dispatcher moves the tokens), so only its attention and shared experts pay them.
 double tensor_parallel_time(const LayerContext& x, bool moe, Recompute recompute, double gemm_fwd_s) {
   if (x.p.tp <= 1) return 0.0;
-  const double one = all_reduce_time_s(kB16 * x.tokens * static_cast<double>(x.m.hidden), x.p.tp, x.tp_link);
+  const double one = all_reduce_time_s(units::kBytesBf16 * x.tokens * static_cast<double>(x.m.hidden), x.p.tp, x.tp_link);
   const double blocks = moe && x.m.moe.shared_experts == 0 ? 1.0 : 2.0;
   const double passes = recompute == Recompute::full ? 3.0 : 2.0;
   const double t = blocks * passes * one;
@@ -150,7 +147,7 @@ double tensor_parallel_time(const LayerContext& x, bool moe, Recompute recompute
 double context_parallel_time(const LayerContext& x, double kv_width, const AttentionCoreTimes& core,
                              Recompute recompute) {
   if (x.p.cp <= 1) return 0.0;
-  const double kv_bytes = kB16 * x.tokens * 2.0 * kv_width / x.tp;
+  const double kv_bytes = units::kBytesBf16 * x.tokens * 2.0 * kv_width / x.tp;
   const double ring_fwd = static_cast<double>(x.p.cp - 1) * p2p_time_s(kv_bytes, x.cp_link);
   double t = std::max(0.0, ring_fwd - core.fwd_s) + std::max(0.0, 2.0 * ring_fwd - core.bwd_s);
   if (recompute == Recompute::full) t += std::max(0.0, ring_fwd - core.fwd_s);
@@ -245,9 +242,9 @@ LayerCost layer_cost(const LayerContext& x, bool moe, Recompute recompute) {
   const double act_passes = m.mlp == MlpType::swiglu ? 3.0 : 2.0;
   const double rope_passes = m.position == PositionEmbedding::rope ? 2.0 * (q_width + kv_width) / t : 0.0;
   const double qk_norm_passes = m.qk_norm ? 2.0 * (q_width + kv_width) / t : 0.0;
-  const double norm_fwd = memory_bound_time_s(kB16 * T * kNormPasses * h / sp_divisor, x.c.gpu);
+  const double norm_fwd = memory_bound_time_s(units::kBytesBf16 * T * kNormPasses * h / sp_divisor, x.c.gpu);
   double elementwise_bytes_fwd =
-      kB16 * T * (kReplicatedElementwisePasses * h / sp_divisor + act_passes * act_width + rope_passes + qk_norm_passes);
+      units::kBytesBf16 * T * (kReplicatedElementwisePasses * h / sp_divisor + act_passes * act_width + rope_passes + qk_norm_passes);
   if (x.fp8) {
     // Inputs of the projection and dense MLP GEMMs are cast forward. Backward, Transformer Engine
     // fuses each output gradient's cast-transpose into the kernel that produces it (its
@@ -310,7 +307,7 @@ LayerCost layer_cost(const LayerContext& x, bool moe, Recompute recompute) {
   const unsigned modules = recompute == Recompute::selective ? p.selective_modules() : 0u;
   const bool mlp_recomputed = !moe && (modules & kRecomputeMlp);
   const ForwardParts parts{cost.fwd_s, core.fwd_s, projections.up_projection_s, norm_fwd,
-                           mlp_recomputed ? mlp_gemm_fwd + memory_bound_time_s(kB16 * T * act_passes * act_width, x.c.gpu) : 0.0,
+                           mlp_recomputed ? mlp_gemm_fwd + memory_bound_time_s(units::kBytesBf16 * T * act_passes * act_width, x.c.gpu) : 0.0,
                            ep_fwd};
   const RecomputeTime again = recompute_time(recompute, modules, moe, parts, block);
   // MegaTrain re-runs each layer's forward twice in backward (cost/layer_streaming.h).

@@ -13,8 +13,6 @@
 namespace tessera {
 
 namespace {
-// Backward of a linear layer: input-gradient and weight-gradient GEMMs of the forward's shape.
-constexpr double kGemmBackwardOverForward = 2.0;
 }  // namespace
 
 ModulePass module_pass_time(const ModuleSpec& module, const Cluster& cluster, const ModulePlan& plan,

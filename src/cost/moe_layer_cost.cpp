@@ -11,8 +11,6 @@ namespace tessera {
 
 namespace {
 
-constexpr double kB16 = units::kBytesBf16;
-constexpr double kFp32 = units::kBytesFp32;
 // Router work beyond its GEMM, per token and expert, in fp32 elements read or written: logits
 // upcast, score function, top-k selection, the probabilities' scatter into the routing map, and
 // the aux-loss statistics (router.py: TopKRouter.routing, moe_utils.topk_softmax_with_capacity).
@@ -84,10 +82,10 @@ MoeBlockCost moe_block_cost(const LayerContext& x) {
   c.router_s = gemm_time_s(tokens, experts, h, 1.0, x.c.gpu, false);
   const double passes = kRouterPassesPerScore + (m.moe.groups > 0 ? kGroupRoutingExtraPasses : 0.0);
   const GpuSpec& gpu = x.c.gpu;
-  c.router_s += routing_memory_time_s(kFp32 * passes * tokens * experts, gpu) + gpu.kernel_overhead_s * passes;
+  c.router_s += routing_memory_time_s(units::kBytesFp32 * passes * tokens * experts, gpu) + gpu.kernel_overhead_s * passes;
 
   // Permute the k routed copies out and back (capacity padding moves the padded rows too).
-  c.permute_s = routing_memory_time_s(kPermuteCopies * kB16 * tokens * h * (1.0 + k * load), gpu);
+  c.permute_s = routing_memory_time_s(kPermuteCopies * units::kBytesBf16 * tokens * h * (1.0 + k * load), gpu);
 
   // Experts: this etp group's local experts see etp x tokens x k x load routed copies in all,
   // each GPU computing 1/etp of every expert's width (moe/experts.py, TEGroupedMLP).
@@ -97,7 +95,7 @@ MoeBlockCost moe_block_cost(const LayerContext& x) {
   c.expert_gemm_s = grouped_gemm_time_s(per_expert, gate * f / etp, h, local_experts, x.c.gpu, x.fp8) +
                     grouped_gemm_time_s(per_expert, h, f / etp, local_experts, x.c.gpu, x.fp8);
   const double act_passes = m.mlp == MlpType::swiglu ? 3.0 : 2.0;
-  c.expert_act_s = memory_bound_time_s(kB16 * act_passes * copies * f / etp, x.c.gpu);
+  c.expert_act_s = memory_bound_time_s(units::kBytesBf16 * act_passes * copies * f / etp, x.c.gpu);
   if (x.fp8) {
     const double cast = fp8_cast_bytes_per_element(p.fp8_recipe);
     c.fp8_cast_s = memory_bound_time_s(cast * copies * (h + f / etp), x.c.gpu) +
@@ -108,15 +106,15 @@ MoeBlockCost moe_block_cost(const LayerContext& x) {
     const double fs = f * static_cast<double>(m.moe.shared_experts);
     c.shared_gemm_s = gemm_time_s(x.tokens, gate * fs / x.tp, h, 1.0, x.c.gpu, x.fp8) +
                       gemm_time_s(x.tokens, h, fs / x.tp, 1.0, x.c.gpu, x.fp8) +
-                      memory_bound_time_s(kB16 * act_passes * x.tokens * fs / x.tp, x.c.gpu);
+                      memory_bound_time_s(units::kBytesBf16 * act_passes * x.tokens * fs / x.tp, x.c.gpu);
   }
 
   // Dispatch (and, by the same route back, combine) in 16-bit.
-  c.dispatch_s = dispatch_time_s(x, tokens, kB16 * h, load);
+  c.dispatch_s = dispatch_time_s(x, tokens, units::kBytesBf16 * h, load);
   if (p.expert_tp() > 1) {
     // Routed tokens gathered over the etp group before fc1, reduce-scattered after fc2.
     const GroupLink link = group_link(x.c, 1, p.expert_tp());
-    const double gathered = kB16 * copies * h;
+    const double gathered = units::kBytesBf16 * copies * h;
     c.etp_comm_s = all_gather_time_s(gathered, p.expert_tp(), link) +
                    reduce_scatter_time_s(gathered, p.expert_tp(), link);
   }

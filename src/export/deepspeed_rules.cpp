@@ -187,7 +187,7 @@ bool valid_device(const DeepSpeedOffloadView& o) { return o.device == "none" || 
 using V = const DeepSpeedConfigView&;
 using T = const DeepSpeedTopology&;
 
-constexpr std::array<DeepSpeedRule, 22> kRules{{
+constexpr std::array<DeepSpeedRule, 22> kDeepSpeedRules{{
     // Batch arithmetic (runtime/config.py).
     {"ds-batch-given", "deepspeed/runtime/config.py :: DeepSpeedConfig._set_batch_related_parameters",
      [](V v, T) { return !v.train_batch && !v.micro_batch; },
@@ -280,12 +280,12 @@ DeepSpeedConfigView parse_deepspeed_config(const json& config) {
   return v;
 }
 
-std::span<const DeepSpeedRule> deepspeed_rules() { return kRules; }
+std::span<const DeepSpeedRule> deepspeed_rules() { return kDeepSpeedRules; }
 
 std::vector<const DeepSpeedRule*> deepspeed_violations(const json& config, const DeepSpeedTopology& topology) {
   const DeepSpeedConfigView view = parse_deepspeed_config(config);
   std::vector<const DeepSpeedRule*> broken;
-  for (const DeepSpeedRule& rule : kRules)
+  for (const DeepSpeedRule& rule : kDeepSpeedRules)
     if (rule.violated(view, topology)) broken.push_back(&rule);
   return broken;
 }

@@ -25,15 +25,15 @@ constexpr std::int64_t kMlaYarnOriginal = 4096;
 constexpr double kMlaYarnBetaFast = 32.0;
 constexpr double kMlaYarnBetaSlow = 1.0;
 
-void add(std::vector<std::string>& out, const char* flag, std::int64_t value) {
+void add_flag(std::vector<std::string>& out, const char* flag, std::int64_t value) {
   out.emplace_back(flag);
   out.push_back(std::to_string(value));
 }
-void add(std::vector<std::string>& out, const char* flag, double value) {
+void add_flag(std::vector<std::string>& out, const char* flag, double value) {
   out.emplace_back(flag);
   out.push_back(fmt::format("{}", value));
 }
-void add(std::vector<std::string>& out, const char* flag, const char* value) {
+void add_flag(std::vector<std::string>& out, const char* flag, const char* value) {
   out.emplace_back(flag);
   out.emplace_back(value);
 }
@@ -63,16 +63,16 @@ void add_position_embedding(std::vector<std::string>& a, const ModelSpec& m) {
   if (m.position == PositionEmbedding::alibi)
     throw Error("model.position", "Megatron-LM has no ALiBi position embedding (d98e8a64)", "rope or learned");
   if (m.position == PositionEmbedding::learned) {
-    add(a, "--position-embedding-type", "learned_absolute");
+    add_flag(a, "--position-embedding-type", "learned_absolute");
     return;
   }
   const RopeScaling& r = m.rope_scaling;
   const bool yarn = r.kind == RopeScalingKind::yarn;
   // MLA keeps --position-embedding-type rope and picks the rotary kind with --rope-type (MLA
   // only); other attention takes YaRN as --position-embedding-type yarn (gpt_model.py).
-  add(a, "--position-embedding-type", yarn && m.attention != AttentionKind::mla ? "yarn" : "rope");
-  add(a, "--rotary-base", rotary_base(m));
-  if (m.attention == AttentionKind::mla) add(a, "--rope-type", yarn ? "yarn" : "rope");
+  add_flag(a, "--position-embedding-type", yarn && m.attention != AttentionKind::mla ? "yarn" : "rope");
+  add_flag(a, "--rotary-base", rotary_base(m));
+  if (m.attention == AttentionKind::mla) add_flag(a, "--rope-type", yarn ? "yarn" : "rope");
   switch (r.kind) {
     case RopeScalingKind::none: break;
     case RopeScalingKind::llama3:
@@ -81,20 +81,20 @@ void add_position_embedding(std::vector<std::string>& a, const ModelSpec& m) {
         throw Error("model.rope_scaling", "Megatron's llama3 RoPE scaling is fixed at factor 8, low 1, high 4, original 8192",
                     "that scaling, or none");
       a.emplace_back("--use-rope-scaling");
-      add(a, "--rope-scaling-factor", r.factor);
+      add_flag(a, "--rope-scaling-factor", r.factor);
       break;
     case RopeScalingKind::yarn:
-      add(a, "--rotary-scaling-factor", r.factor);
-      add(a, "--mscale", r.mscale);
-      add(a, "--mscale-all-dim", r.mscale_all_dim);
+      add_flag(a, "--rotary-scaling-factor", r.factor);
+      add_flag(a, "--mscale", r.mscale);
+      add_flag(a, "--mscale-all-dim", r.mscale_all_dim);
       if (m.attention == AttentionKind::mla) {
         if (r.original_max_positions != kMlaYarnOriginal || r.beta_fast != kMlaYarnBetaFast || r.beta_slow != kMlaYarnBetaSlow)
           throw Error("model.rope_scaling", "Megatron's MLA YaRN has no flags for the original context or betas (fixed 4096, 32, 1)",
                       "original_max_positions 4096, beta_fast 32, beta_slow 1");
       } else {
-        add(a, "--yarn-original-max-position-embeddings", r.original_max_positions);
-        add(a, "--yarn-beta-fast", r.beta_fast);
-        add(a, "--yarn-beta-slow", r.beta_slow);
+        add_flag(a, "--yarn-original-max-position-embeddings", r.original_max_positions);
+        add_flag(a, "--yarn-beta-fast", r.beta_fast);
+        add_flag(a, "--yarn-beta-slow", r.beta_slow);
       }
       break;
     case RopeScalingKind::linear: {
@@ -102,7 +102,7 @@ void add_position_embedding(std::vector<std::string>& a, const ModelSpec& m) {
       if (factor != r.factor)
         throw Error("model.rope_scaling.factor", "Megatron's --rotary-seq-len-interpolation-factor takes an integer",
                     "an integer factor");
-      add(a, "--rotary-seq-len-interpolation-factor", static_cast<std::int64_t>(factor));
+      add_flag(a, "--rotary-seq-len-interpolation-factor", static_cast<std::int64_t>(factor));
       break;
     }
   }
@@ -116,76 +116,76 @@ void add_activation(std::vector<std::string>& a, const ModelSpec& m) {
   // Megatron's examples/post_training/modelopt/conf/openai/gpt-oss-120b.sh.
   if (m.glu_quick_gelu) {
     a.emplace_back("--quick-geglu");
-    if (m.glu_linear_offset != 0) add(a, "--glu-linear-offset", m.glu_linear_offset);
+    if (m.glu_linear_offset != 0) add_flag(a, "--glu-linear-offset", m.glu_linear_offset);
   } else {
     a.emplace_back("--swiglu");
   }
-  if (m.glu_clamp > 0) add(a, "--activation-func-clamp-value", m.glu_clamp);
+  if (m.glu_clamp > 0) add_flag(a, "--activation-func-clamp-value", m.glu_clamp);
 }
 
 void add_attention(std::vector<std::string>& a, const ModelSpec& m) {
-  add(a, "--num-attention-heads", m.heads);
+  add_flag(a, "--num-attention-heads", m.heads);
   if (m.attention_logit_softcap > 0 || m.final_logit_softcap > 0)
     throw Error("model.attention_logit_softcap", "Megatron-LM has no logit soft-capping flag (d98e8a64)",
                 "0 (no soft-capping)");
   if (m.attention == AttentionKind::mla) {
     a.emplace_back("--multi-latent-attention");
-    if (m.mla.q_lora_rank > 0) add(a, "--q-lora-rank", m.mla.q_lora_rank);
-    add(a, "--kv-lora-rank", m.mla.kv_lora_rank);
-    add(a, "--qk-head-dim", m.mla.qk_nope_head_dim);
-    add(a, "--qk-pos-emb-head-dim", m.mla.qk_rope_head_dim);
-    add(a, "--v-head-dim", m.mla.v_head_dim);
+    if (m.mla.q_lora_rank > 0) add_flag(a, "--q-lora-rank", m.mla.q_lora_rank);
+    add_flag(a, "--kv-lora-rank", m.mla.kv_lora_rank);
+    add_flag(a, "--qk-head-dim", m.mla.qk_nope_head_dim);
+    add_flag(a, "--qk-pos-emb-head-dim", m.mla.qk_rope_head_dim);
+    add_flag(a, "--v-head-dim", m.mla.v_head_dim);
   } else {
     if (m.kv_heads != m.heads) {
       a.emplace_back("--group-query-attention");
-      add(a, "--num-query-groups", m.kv_heads);
+      add_flag(a, "--num-query-groups", m.kv_heads);
     }
-    add(a, "--kv-channels", m.head_dim);
+    add_flag(a, "--kv-channels", m.head_dim);
   }
   if (m.query_pre_attn_scalar > 0 && m.query_pre_attn_scalar != static_cast<double>(m.head_dim))
-    add(a, "--softmax-scale", 1.0 / std::sqrt(m.query_pre_attn_scalar));
+    add_flag(a, "--softmax-scale", 1.0 / std::sqrt(m.query_pre_attn_scalar));
   if (m.qk_norm) a.emplace_back("--qk-layernorm");
   // GPT-OSS's per-head learned sink logit is Megatron's learnable softmax offset.
-  if (m.attention_sinks) add(a, "--softmax-type", "learnable");
+  if (m.attention_sinks) add_flag(a, "--softmax-type", "learnable");
   if (m.attention == AttentionKind::gqa_swa) {
     // TE's window (left, right) counts the keys before the query: a window of W tokens including
     // itself is (W - 1, 0); one full-attention layer per swa_global_every (--window-attn-skip-freq
     // N: N - 1 windowed layers, then a full one), as the gpt-oss example writes 127,0 and 2.
     a.emplace_back("--window-size");
     a.push_back(fmt::format("{},0", m.sliding_window - 1));
-    add(a, "--window-attn-skip-freq", m.swa_global_every);
+    add_flag(a, "--window-attn-skip-freq", m.swa_global_every);
   }
 }
 
 void add_moe(std::vector<std::string>& a, const ModelSpec& m) {
-  add(a, "--num-experts", m.moe.experts);
-  add(a, "--moe-router-topk", m.moe.top_k);
-  add(a, "--moe-ffn-hidden-size", m.moe.expert_ffn_hidden);
+  add_flag(a, "--num-experts", m.moe.experts);
+  add_flag(a, "--moe-router-topk", m.moe.top_k);
+  add_flag(a, "--moe-ffn-hidden-size", m.moe.expert_ffn_hidden);
   if (m.moe.shared_experts > 0)
-    add(a, "--moe-shared-expert-intermediate-size", m.moe.shared_experts * m.moe.expert_ffn_hidden);
-  if (m.moe.dense_layers > 0 || m.moe.layer_freq > 1) add(a, "--moe-layer-freq", moe_layer_pattern(m).c_str());
+    add_flag(a, "--moe-shared-expert-intermediate-size", m.moe.shared_experts * m.moe.expert_ffn_hidden);
+  if (m.moe.dense_layers > 0 || m.moe.layer_freq > 1) add_flag(a, "--moe-layer-freq", moe_layer_pattern(m).c_str());
   // Tessera costs grouped expert GEMMs; Megatron also needs them to recompute moe_act.
   a.emplace_back("--moe-grouped-gemm");
   // fp32 routing: TransformerConfig warns without it from 32 experts on.
-  add(a, "--moe-router-dtype", "fp32");
-  if (m.moe.scoring == RouterScoring::sigmoid) add(a, "--moe-router-score-function", "sigmoid");
+  add_flag(a, "--moe-router-dtype", "fp32");
+  if (m.moe.scoring == RouterScoring::sigmoid) add_flag(a, "--moe-router-score-function", "sigmoid");
   // TransformerConfig: "Please use --moe-router-pre-softmax when topk is 1" (softmax scoring).
   if (m.moe.top_k == 1 && m.moe.scoring == RouterScoring::softmax) a.emplace_back("--moe-router-pre-softmax");
   if (m.moe.groups > 0) {
-    add(a, "--moe-router-num-groups", m.moe.groups);
-    add(a, "--moe-router-group-topk", m.moe.topk_groups);
+    add_flag(a, "--moe-router-num-groups", m.moe.groups);
+    add_flag(a, "--moe-router-group-topk", m.moe.topk_groups);
   }
   // With sigmoid scores the router bias is DeepSeek-V3's aux-loss-free expert bias (§2.1.2),
   // which Megatron allows only with sigmoid (or sqrtsoftplus) scores; with softmax it is a bias on
   // the router's logits (GPT-OSS), which Megatron's router adds with the linear biases
   // (router.py: a bias when add_bias_linear).
   if (m.moe.router_bias && m.moe.scoring == RouterScoring::sigmoid) a.emplace_back("--moe-router-enable-expert-bias");
-  if (m.moe.topk_scaling > 0) add(a, "--moe-router-topk-scaling-factor", m.moe.topk_scaling);
+  if (m.moe.topk_scaling > 0) add_flag(a, "--moe-router-topk-scaling-factor", m.moe.topk_scaling);
   if (m.moe.aux_loss_coeff > 0) {
-    add(a, "--moe-router-load-balancing-type", m.moe.sequence_aux_loss ? "seq_aux_loss" : "aux_loss");
-    add(a, "--moe-aux-loss-coeff", m.moe.aux_loss_coeff);
+    add_flag(a, "--moe-router-load-balancing-type", m.moe.sequence_aux_loss ? "seq_aux_loss" : "aux_loss");
+    add_flag(a, "--moe-aux-loss-coeff", m.moe.aux_loss_coeff);
   } else {
-    add(a, "--moe-router-load-balancing-type", "none");
+    add_flag(a, "--moe-router-load-balancing-type", "none");
   }
 }
 
@@ -202,25 +202,25 @@ std::int64_t megatron_vocab_divisor(std::int64_t vocab, std::int64_t tp) {
 
 std::vector<std::string> megatron_model_flags(const ModelSpec& m, std::int64_t tp, std::int64_t seq_len) {
   std::vector<std::string> a;
-  add(a, "--num-layers", m.layers);
-  add(a, "--hidden-size", m.hidden);
+  add_flag(a, "--num-layers", m.layers);
+  add_flag(a, "--hidden-size", m.hidden);
   // Every layer MoE: Megatron still reads ffn_hidden_size (its default is 4h); the expert width.
-  add(a, "--ffn-hidden-size", m.ffn_hidden > 0 ? m.ffn_hidden : m.moe.expert_ffn_hidden);
+  add_flag(a, "--ffn-hidden-size", m.ffn_hidden > 0 ? m.ffn_hidden : m.moe.expert_ffn_hidden);
   add_attention(a, m);
   if (m.position == PositionEmbedding::learned && seq_len > m.max_context)
     throw Error("seq", fmt::format("{} is longer than the learned position table ({})", seq_len, m.max_context),
                 "at most the model's context");
   // arguments.py: max_position_embeddings must cover seq_length; only learned tables have a size.
-  add(a, "--max-position-embeddings", std::max(m.max_context, seq_len));
+  add_flag(a, "--max-position-embeddings", std::max(m.max_context, seq_len));
   // Megatron pads the tokenizer's vocabulary to a multiple of divisor x tp unless
   // --padded-vocab-size is given; both are set so the embedding has the model's rows, rounded up
   // to a multiple of tp where tp does not divide them (GPT-3's 50257: at most tp - 1 rows more;
   // the vocab-parallel embedding splits rows evenly, tensor_parallel/utils.py).
-  add(a, "--padded-vocab-size", megatron_padded_vocab(m.vocab, tp));
-  add(a, "--make-vocab-size-divisible-by", megatron_vocab_divisor(m.vocab, tp));
+  add_flag(a, "--padded-vocab-size", megatron_padded_vocab(m.vocab, tp));
+  add_flag(a, "--make-vocab-size-divisible-by", megatron_vocab_divisor(m.vocab, tp));
   add_activation(a, m);
-  add(a, "--normalization", m.norm == NormType::rmsnorm ? "RMSNorm" : "LayerNorm");
-  add(a, "--norm-epsilon", m.norm_eps);
+  add_flag(a, "--normalization", m.norm == NormType::rmsnorm ? "RMSNorm" : "LayerNorm");
+  add_flag(a, "--norm-epsilon", m.norm_eps);
   add_position_embedding(a, m);
   if (!m.tied_embeddings) a.emplace_back("--untie-embeddings-and-output-weights");
   if (m.embedding_norm)
@@ -229,7 +229,7 @@ std::vector<std::string> megatron_model_flags(const ModelSpec& m, std::int64_t t
   if (m.qkv_bias && !m.linear_bias) a.emplace_back("--add-qkv-bias");
   if (!m.dropout) a.insert(a.end(), {"--attention-dropout", "0", "--hidden-dropout", "0"});
   if (m.is_moe()) add_moe(a, m);
-  if (m.mtp_layers > 0) add(a, "--mtp-num-layers", m.mtp_layers);
+  if (m.mtp_layers > 0) add_flag(a, "--mtp-num-layers", m.mtp_layers);
   return a;
 }
 

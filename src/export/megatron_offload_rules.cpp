@@ -8,8 +8,8 @@
 namespace tessera {
 namespace {
 
-constexpr const char* kArgs = "megatron/training/arguments.py validate_args";
-constexpr const char* kConfig = "megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__";
+using megatron_source::kArgs;
+using megatron_source::kConfig;
 constexpr const char* kGetOptimizer = "megatron/core/optimizer/__init__.py get_megatron_optimizer";
 constexpr const char* kOptimizerConfig = "megatron/core/optimizer/optimizer_config.py OptimizerConfig.__post_init__";
 constexpr const char* kFsdpV2Optimizer = "megatron/core/optimizer/fully_sharded_optimizer.py FullyShardedOptimizer.__init__";

@@ -11,9 +11,9 @@ namespace tessera {
 namespace {
 
 // Source files of the rules (Megatron-LM d98e8a64).
-constexpr const char* kArgs = "megatron/training/arguments.py validate_args";
+using megatron_source::kArgs;
 constexpr const char* kArgUtils = "megatron/training/argument_utils.py core_transformer_config_from_args";
-constexpr const char* kConfig = "megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__";
+using megatron_source::kConfig;
 constexpr const char* kLayout = "megatron/core/transformer/pipeline_parallel_layer_layout.py validate_layer_layout";
 constexpr const char* kLayerSpecs = "megatron/core/models/gpt/gpt_layer_specs.py get_gpt_decoder_layer_specs";
 constexpr const char* kVocab = "megatron/core/tensor_parallel/utils.py vocab_range_from_global_vocab_size";

@@ -11,6 +11,12 @@
 
 namespace tessera {
 
+// The Megatron-LM source files (d98e8a64) that most rules come from, named beside each rule.
+namespace megatron_source {
+inline constexpr const char* kArgs = "megatron/training/arguments.py validate_args";
+inline constexpr const char* kConfig = "megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__";
+}  // namespace megatron_source
+
 // An argument list as Megatron's argparse sees it: `--flag v1 v2 ...` (a switch has no values),
 // plus the environment the launch script exports (CUDA_DEVICE_MAX_CONNECTIONS is read by
 // validate_args). Accessors fall back to Megatron's argparse default when a flag is absent.

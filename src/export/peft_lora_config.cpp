@@ -57,7 +57,7 @@ void require_adapters(const Plan& p) {
 // PEFT's rules (huggingface/peft 5d602fdb).
 bool has_string(const json& j, const char* key) { return j.contains(key) && j[key].is_string(); }
 
-constexpr std::array<PeftRule, 5> kRules{{
+constexpr std::array<PeftRule, 5> kPeftRules{{
     {"peft-rank-positive", "src/peft/tuners/lora/layer.py :: LoraLayer.update_layer",
      [](const json& j) { return !j.contains("r") || !j["r"].is_number_integer() || j["r"].get<std::int64_t>() <= 0; },
      "r must be a positive integer"},
@@ -131,11 +131,11 @@ json peft_export(const ModelSpec& m, const Plan& p) {
   return out;
 }
 
-std::span<const PeftRule> peft_lora_rules() { return kRules; }
+std::span<const PeftRule> peft_lora_rules() { return kPeftRules; }
 
 std::vector<const PeftRule*> peft_lora_violations(const json& lora) {
   std::vector<const PeftRule*> broken;
-  for (const PeftRule& rule : kRules)
+  for (const PeftRule& rule : kPeftRules)
     if (rule.violated(lora)) broken.push_back(&rule);
   return broken;
 }

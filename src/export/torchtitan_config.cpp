@@ -78,7 +78,7 @@ const char* schedule(const Plan& p) { return p.vpp > 1 ? "Interleaved1F1B" : "1F
 // optimizer step to the CPU together: optimizer and params both cpu, nothing else.
 bool cpu_offload(const Plan& p) { return p.offload.optimizer == MemoryTier::cpu && p.offload.params == MemoryTier::cpu; }
 
-void check_offload(const Plan& p) {
+void check_torchtitan_offload(const Plan& p) {
   const StatePlacement& o = p.offload;
   if (o.activations != MemoryTier::gpu)
     throw Error("offload_activations", "torchtitan has no activation offload", "gpu");
@@ -92,7 +92,7 @@ void check_offload(const Plan& p) {
 }
 
 // torchtitan trains every parameter (no LoRA adapters in its trainer).
-void check_task(const Plan& p) {
+void check_torchtitan_task(const Plan& p) {
   if (p.tuning.adapters())
     throw Error("task", "torchtitan trains every parameter (no LoRA adapters)",
                 "pretrain or full_finetune; export lora / qlora as a PEFT config");
@@ -228,8 +228,8 @@ std::string launch(const Cluster& c) {
 
 TorchtitanJobFiles torchtitan_job(const ModelSpec& model, const Plan& plan, const Workload& workload,
                                   const Cluster& cluster) {
-  check_task(plan);
-  check_offload(plan);
+  check_torchtitan_task(plan);
+  check_torchtitan_offload(plan);
   if (const char* reason = torchtitan_unsupported_reason(model, plan))
     throw Error("framework", fmt::format("torchtitan cannot run this plan: {}", reason), "a plan torchtitan can run");
   // torch's ScheduleInterleaved1F1B (torch/distributed/pipelining/schedules.py, v2.10): rounds =

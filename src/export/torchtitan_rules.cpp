@@ -151,7 +151,7 @@ bool is_known_schedule(const std::string& s) {
 }
 
 // Each predicate returns true when the job breaks the rule.
-constexpr std::array<TorchtitanRule, 26> kRules{{
+constexpr std::array<TorchtitanRule, 26> kTorchtitanRules{{
     {"tt-degrees", "torchtitan/distributed/parallel_dims.py :: ParallelDims._validate",
      [](const TorchtitanJob& j, const TorchtitanTarget&) {
        return std::min({j.dp_replicate, j.cp, j.tp, j.pp, j.ep}) < 1 || (j.dp_shard != -1 && j.dp_shard < 1);
@@ -318,11 +318,11 @@ TorchtitanTarget torchtitan_target(const Cluster& cluster) {
   return {cluster.gpus(), cluster.gpu.fp8_tflops > 0, cluster.gpu.mxfp8};
 }
 
-std::span<const TorchtitanRule> torchtitan_rules() { return kRules; }
+std::span<const TorchtitanRule> torchtitan_rules() { return kTorchtitanRules; }
 
 std::vector<const TorchtitanRule*> torchtitan_violations(const TorchtitanJob& job, const TorchtitanTarget& target) {
   std::vector<const TorchtitanRule*> broken;
-  for (const TorchtitanRule& rule : kRules)
+  for (const TorchtitanRule& rule : kTorchtitanRules)
     if (rule.violated(job, target)) broken.push_back(&rule);
   return broken;
 }

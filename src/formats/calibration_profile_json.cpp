@@ -66,7 +66,7 @@ void read_parameters(const nlohmann::json& g, const std::string& path, Calibrate
   }
 }
 
-std::vector<std::string> string_list(const nlohmann::json& list, const std::string& path, const std::string& what) {
+std::vector<std::string> profile_string_list(const nlohmann::json& list, const std::string& path, const std::string& what) {
   if (!list.is_array()) throw Error(path, "expected a list, got " + excerpt(list), "a list of strings");
   std::vector<std::string> out;
   for (std::size_t i = 0; i < list.size(); ++i) {
@@ -93,8 +93,8 @@ ProfileInputs fitted_on_from_json(const nlohmann::json& f, const std::string& pa
   out.gemms = count("gemms");
   out.attention = count("attention");
   out.kernels = count("kernels");
-  if (has(f, "inputs")) out.files = string_list(f.at("inputs"), path + ".inputs", "a file name");
-  if (has(f, "identified")) out.identified = string_list(f.at("identified"), path + ".identified", "a gpu.parameter name");
+  if (has(f, "inputs")) out.files = profile_string_list(f.at("inputs"), path + ".inputs", "a file name");
+  if (has(f, "identified")) out.identified = profile_string_list(f.at("identified"), path + ".identified", "a gpu.parameter name");
   return out;
 }
 

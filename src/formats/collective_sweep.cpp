@@ -9,8 +9,6 @@ namespace tessera {
 namespace {
 // Five collectives x 30 sizes x two groups is 300 rows; 10,000 bounds the fit.
 constexpr std::size_t kMaxCollectiveRows = 10'000;
-// A row's bandwidths come from its own bytes and time: only rounding may separate them.
-constexpr double kArithmeticTolerance = 0.01;
 
 NcclCollective collective_kind(const SweepRow& r) {
   const std::string_view kind = r.choice("kind", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"});

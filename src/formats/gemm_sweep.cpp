@@ -11,9 +11,6 @@ namespace {
 // Shapes of one sweep: a grid of 16 sizes per dimension (m, n, k) in two dtypes is 8,192; 10,000 shapes
 // are read and fitted in about a second (README "Limits").
 constexpr std::size_t kMaxGemmRows = 10'000;
-// How far a row's tflops may disagree with its own m, n, k and time beyond the printed rounding:
-// both come from one timing, so only rounding separates them.
-constexpr double kArithmeticTolerance = 0.01;
 
 GemmSweepRow gemm_row(const SweepRow& r) {
   GemmSweepRow row;

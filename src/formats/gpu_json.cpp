@@ -21,7 +21,7 @@ constexpr const char* kFileField = "gpu_file";
 // catalog holds 10, and 1,024 register in well under a second.
 constexpr std::size_t kMaxGpusPerFile = 1024;
 
-std::vector<std::string> string_list(const Json& j, const char* key, const std::string& path) {
+std::vector<std::string> gpu_string_list(const Json& j, const char* key, const std::string& path) {
   std::vector<std::string> out;
   if (!has(j, key)) return out;
   const Json& list = j.at(key);
@@ -59,7 +59,7 @@ void read_identity(const Json& j, const std::string& p, const std::string& origi
   g.name = get_string_or(j, "name", p, g.key);
   g.family = read_family(j, p);
   g.source = get_string_or(j, "source", p, "custom GPU from " + origin);
-  g.aliases = string_list(j, "aliases", p);
+  g.aliases = gpu_string_list(j, "aliases", p);
   for (const auto& alias : g.aliases) require_shorthand_name(alias, p + ".aliases");
 }
 

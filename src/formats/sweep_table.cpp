@@ -13,7 +13,7 @@ namespace {
 // Whole numbers up to 2^53 are exact in a double; no measured size comes near.
 constexpr double kLargestExactWhole = 9007199254740992.0;
 
-std::string_view trim(std::string_view text) {
+std::string_view trimmed(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) text.remove_suffix(1);
   return text;
@@ -24,7 +24,7 @@ std::vector<std::string> split_fields(std::string_view line) {
   std::size_t start = 0;
   while (true) {
     const std::size_t comma = line.find(',', start);
-    fields.emplace_back(trim(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
+    fields.emplace_back(trimmed(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
     if (comma == std::string_view::npos) return fields;
     start = comma + 1;
   }
@@ -75,7 +75,7 @@ void SweepTable::fail(std::size_t line, std::size_t column, const std::string& w
 }
 
 void SweepTable::read_line(std::string_view line, std::size_t number) {
-  const std::string_view content = trim(line);
+  const std::string_view content = trimmed(line);
   if (content.empty() || content.front() == '#') return;
   if (content.find('"') != std::string_view::npos)
     fail(number, 1, "quoted fields are not accepted", "plain comma-separated values");

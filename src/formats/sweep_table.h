@@ -15,6 +15,11 @@
 
 namespace tessera {
 
+// How far a row's derived column (a GEMM's tflops, a collective's bandwidths) may disagree with
+// its own sizes and time beyond the printed rounding: both come from one timing, so only rounding
+// separates them.
+inline constexpr double kArithmeticTolerance = 0.01;
+
 class SweepRow;
 
 class SweepTable {

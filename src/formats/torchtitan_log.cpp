@@ -28,7 +28,7 @@ std::string_view message(std::string_view text) {
   return at == std::string_view::npos ? text : text.substr(at + kInfo.size());
 }
 
-std::optional<double> finite_number(std::string_view s) {
+std::optional<double> exact_number(std::string_view s) {
   double value = 0;
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
   if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(value)) return std::nullopt;
@@ -50,7 +50,7 @@ std::optional<double> grouped_number(std::string_view s) {
     digits += whole[i];
   }
   if (point != std::string_view::npos) digits += s.substr(point);
-  return finite_number(digits);
+  return exact_number(digits);
 }
 
 std::vector<std::string_view> words(std::string_view s) {
@@ -65,7 +65,7 @@ std::vector<std::string_view> words(std::string_view s) {
   return out;
 }
 
-[[noreturn]] void garbled(const std::string& file, std::size_t line, const std::string& what) {
+[[noreturn]] void garbled_step_line(const std::string& file, std::size_t line, const std::string& what) {
   throw Error(log_field(file, line), what,
               "torchtitan's step line: \"step: N  loss: x  memory: xGiB(y%)  tps: n  tflops: x  mfu: x%\"");
 }
@@ -74,8 +74,8 @@ std::vector<std::string_view> words(std::string_view s) {
 std::optional<double> memory_gib(std::string_view v) {
   const std::size_t unit = v.find("GiB(");
   if (unit == std::string_view::npos || v.size() < unit + 6 || v.substr(v.size() - 2) != "%)") return std::nullopt;
-  if (!finite_number(v.substr(unit + 4, v.size() - unit - 6))) return std::nullopt;
-  return finite_number(v.substr(0, unit));
+  if (!exact_number(v.substr(unit + 4, v.size() - unit - 6))) return std::nullopt;
+  return exact_number(v.substr(0, unit));
 }
 
 }  // namespace
@@ -86,24 +86,24 @@ LogIteration parse_torchtitan_step_line(std::string_view text, std::size_t line,
   LogIteration it;
   it.line = line;
   const std::vector<std::string_view> w = words(message(text));
-  if (w.size() % 2 != 0) garbled(file, line, "a field without its value: cut or garbled");
+  if (w.size() % 2 != 0) garbled_step_line(file, line, "a field without its value: cut or garbled");
   bool has_step = false;
   for (std::size_t i = 0; i < w.size(); i += 2) {
     const std::string_view key = w[i], value = w[i + 1];
-    if (key.size() < 2 || key.back() != ':') garbled(file, line, "'" + std::string(key) + "' is not a 'name:' field");
+    if (key.size() < 2 || key.back() != ':') garbled_step_line(file, line, "'" + std::string(key) + "' is not a 'name:' field");
     const auto need = [&](std::optional<double> v) {
-      if (!v) garbled(file, line, "unreadable value '" + std::string(value) + "' for " + std::string(key));
+      if (!v) garbled_step_line(file, line, "unreadable value '" + std::string(value) + "' for " + std::string(key));
       return *v;
     };
     if (key == "step:") {
       std::int64_t step = 0;
       const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), step);
       if (ec != std::errc() || ptr != value.data() + value.size() || step < 1)
-        garbled(file, line, "unreadable step '" + std::string(value) + "'");
+        garbled_step_line(file, line, "unreadable step '" + std::string(value) + "'");
       it.iteration = step;
       has_step = true;
     } else if (key == "loss:") {
-      it.loss = need(finite_number(value));
+      it.loss = need(exact_number(value));
     } else if (key == "memory:") {
       it.memory_gib = need(memory_gib(value));
     } else if (key == "tps:") {
@@ -112,14 +112,14 @@ LogIteration parse_torchtitan_step_line(std::string_view text, std::size_t line,
       it.tflops_per_gpu = need(grouped_number(value));
     } else if (key == "mfu:") {
       if (value != "N/A") {
-        if (value.back() != '%') garbled(file, line, "mfu '" + std::string(value) + "' has no '%': cut");
-        it.mfu_pct = need(finite_number(value.substr(0, value.size() - 1)));
+        if (value.back() != '%') garbled_step_line(file, line, "mfu '" + std::string(value) + "' has no '%': cut");
+        it.mfu_pct = need(exact_number(value.substr(0, value.size() - 1)));
       }
     } else if (key == "grad_norm:") {
-      need(finite_number(value));
+      need(exact_number(value));
     }
   }
-  if (!has_step || !it.tokens_per_s_per_gpu) garbled(file, line, "no 'tps:' field: cut or garbled");
+  if (!has_step || !it.tokens_per_s_per_gpu) garbled_step_line(file, line, "no 'tps:' field: cut or garbled");
   return it;
 }
 

@@ -12,7 +12,7 @@ namespace {
 constexpr std::int64_t kMaxPatchPx = 10'000;
 constexpr double kMaxFramesPerS = 10'000;
 constexpr std::int64_t kMaxMerge = 1'024;
-constexpr std::int64_t kMaxWidth = 1'000'000;
+constexpr std::int64_t kMaxModuleWidth = 1'000'000;
 constexpr std::int64_t kMaxTokensPerOutput = 1'000'000;
 constexpr std::int64_t kMaxSteps = 10'000;
 constexpr double kMaxExtraParameters = 1e13;
@@ -69,9 +69,9 @@ void MultimodalSpec::validate() const {
     if (m.name.empty()) throw Error("model.modules.name", "empty", "a module name");
     if (m.role == ModuleRole::backbone) ++backbones;
     if (m.role == ModuleRole::projector) {
-      require_positive(field + ".layers", m.transformer.layers, kMaxWidth);
-      require_positive(field + ".hidden", m.transformer.hidden, kMaxWidth);
-      require_positive(field + ".input_width", m.input_width, kMaxWidth);
+      require_positive(field + ".layers", m.transformer.layers, kMaxModuleWidth);
+      require_positive(field + ".hidden", m.transformer.hidden, kMaxModuleWidth);
+      require_positive(field + ".input_width", m.input_width, kMaxModuleWidth);
       continue;
     }
     m.transformer.validate();

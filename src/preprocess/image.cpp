@@ -37,7 +37,6 @@ constexpr std::array<std::uint8_t, 8> kPngMagic{0x89, 0x50, 0x4E, 0x47, 0x0D, 0x
 // and 5 bytes per 65,535 of deflate's stored blocks (RFC 1951 3.2.4); only gigabytes of metadata
 // could make a file within the pixel limit larger.
 constexpr std::int64_t kMaxFileBytes = 10 * kMaxImagePixels;
-constexpr int kRgbChannels = 3;
 // Room for one library message: libjpeg's recommended format_message buffer (jpeglib.h
 // JMSG_LENGTH_MAX); libpng's messages are shorter and snprintf cuts any longer one.
 constexpr std::size_t kMessageBytes = JMSG_LENGTH_MAX;

@@ -11,6 +11,8 @@
 
 namespace tessera {
 
+// Channels of a decoded pixel: red, green, blue.
+inline constexpr int kRgbChannels = 3;
 // 8-bit RGB, row-major, 3 channels: pixel (y, x) channel c is rgb[(y * width + x) * 3 + c].
 struct Image {
   int width = 0, height = 0;

@@ -18,7 +18,6 @@ namespace {
 
 // libjpeg's quality scale (jcparam.c jpeg_quality_scaling: 1 is worst, 100 is best).
 constexpr int kMinQuality = 1, kMaxQuality = 100;
-constexpr int kRgbChannels = 3;
 // The first buffer is a quarter of the raw pixels (6 bits per pixel) plus room for the headers
 // (a JFIF header with its quantisation and Huffman tables is about 600 bytes); when libjpeg fills
 // it, it doubles, so the guess only saves copies and never limits the output.
@@ -44,7 +43,7 @@ struct JpegEncoder {
 
 JpegEncoder* encoder_of(j_compress_ptr info) { return static_cast<JpegEncoder*>(info->client_data); }
 
-void jpeg_fail(j_common_ptr info) {
+void jpeg_encode_fail(j_common_ptr info) {
   auto* encoder = static_cast<JpegEncoder*>(info->client_data);
   (*info->err->format_message)(info, encoder->message);
   std::longjmp(encoder->jump, 1);
@@ -85,7 +84,7 @@ void end_buffer(j_compress_ptr) {}  // the caller trims the buffer to the bytes 
 
 JpegEncoder::JpegEncoder() {
   info.err = jpeg_std_error(&errors);
-  errors.error_exit = jpeg_fail;
+  errors.error_exit = jpeg_encode_fail;
   errors.emit_message = jpeg_ignore_message;
   info.client_data = this;  // kept by jpeg_create_compress (jcapimin.c)
   destination.init_destination = start_buffer;

@@ -10,7 +10,6 @@ namespace tessera {
 
 namespace {
 
-constexpr int kRgbChannels = 3;
 // Largest patch side: no published ViT uses more than 32 (ViT-B/32, Dosovitskiy et al. 2021);
 // 256 leaves room without letting a typo ask for one patch the size of the image.
 constexpr int kMaxPatch = 256;

@@ -18,7 +18,7 @@ constexpr double kLabelWidthPx = 110, kTotalWidthPx = 90;  // row labels left, t
 // A legend entry fits a 22-character name at 12 px (about 6.5 px per character) beside its swatch.
 constexpr double kTitleHeightPx = 28, kAxisHeightPx = 22, kLegendHeightPx = 24, kLegendEntryPx = 170;
 constexpr double kBarFill = 0.7;  // of the row height; the rest is the gap between bars
-constexpr double kMinPlotPx = 40, kMaxPx = 1e6;
+constexpr double kMinBarPlotPx = 40, kMaxPx = 1e6;
 constexpr double kMaxValue = std::numeric_limits<double>::max() / 4;
 
 double row_total(const BarRow& row) {
@@ -27,7 +27,7 @@ double row_total(const BarRow& row) {
   return total;
 }
 
-void validate(const StackedBarChart& chart) {
+void validate_bar_chart(const StackedBarChart& chart) {
   if (chart.rows.empty()) throw Error("rows", "no rows", "at least one row");
   require_positive_real("width_px", chart.width_px, kMaxPx);
   require_positive_real("row_height_px", chart.row_height_px, kMaxPx);
@@ -52,11 +52,11 @@ std::size_t legend_lines(const BarLayout& layout) {
 }  // namespace
 
 BarLayout layout_stacked_bars(const StackedBarChart& chart) {
-  validate(chart);
+  validate_bar_chart(chart);
   BarLayout layout;
   layout.plot_left_px = kLabelWidthPx;
   layout.plot_width_px = chart.width_px - kLabelWidthPx - kTotalWidthPx;
-  if (layout.plot_width_px < kMinPlotPx) throw Error("width_px", "too small for the bars", "at least 240");
+  if (layout.plot_width_px < kMinBarPlotPx) throw Error("width_px", "too small for the bars", "at least 240");
   double largest = chart.limit.value_or(0);
   for (const BarRow& row : chart.rows) largest = std::max(largest, row_total(row));
   // The scale ends on a nice tick so the axis labels are round numbers.

@@ -15,7 +15,7 @@ namespace {
 // The top margin holds the title (baseline 20 px) and, below it, the y axis's label (issue 32:
 // the two overlapped at 34 px).
 constexpr double kMarginLeftPx = 64, kMarginRightPx = 170, kMarginTopPx = 50, kMarginBottomPx = 46;
-constexpr double kMinPlotPx = 40;
+constexpr double kMinScatterPlotPx = 40;
 constexpr double kMarkerRadiusPx = 4, kWinnerRadiusPx = 7, kTickLengthPx = 4;
 constexpr double kLegendRowPx = 18, kLegendGapPx = 16;
 constexpr double kTitleFontPx = 14;
@@ -35,7 +35,7 @@ std::vector<std::string> categories_in_order(const std::vector<ScatterPoint>& po
   return names;
 }
 
-void validate(const ScatterChart& chart) {
+void validate_scatter_chart(const ScatterChart& chart) {
   if (chart.points.empty()) throw Error("points", "no points", "at least one point");
   const auto require_coordinate = [](const std::string& field, double value, AxisScale scale) {
     if (!std::isfinite(value)) throw Error(field, "got " + number_text(value), "a finite number");
@@ -77,8 +77,8 @@ Frame make_frame(const ScatterChart& chart) {
   }
   const double left = kMarginLeftPx, right = chart.width_px - kMarginRightPx;
   const double top = kMarginTopPx, bottom = chart.height_px - kMarginBottomPx;
-  if (right - left < kMinPlotPx) throw Error("width_px", "too small for the plot", "at least 280");
-  if (bottom - top < kMinPlotPx) throw Error("height_px", "too small for the plot", "at least 120");
+  if (right - left < kMinScatterPlotPx) throw Error("width_px", "too small for the plot", "at least 280");
+  if (bottom - top < kMinScatterPlotPx) throw Error("height_px", "too small for the plot", "at least 120");
   return {ChartAxis(chart.x_scale, x_domain, left, right),
           ChartAxis(chart.y_scale, y_domain, bottom, top),
           left,
@@ -146,7 +146,7 @@ void draw_legend_entry(SvgCanvas& svg, double x, double y, std::string_view name
 }  // namespace
 
 std::string scatter_chart_svg(const ScatterChart& chart) {
-  validate(chart);
+  validate_scatter_chart(chart);
   SvgCanvas svg(chart.width_px, chart.height_px, chart.title);
   const Frame f = make_frame(chart);
   svg.text({chart.width_px / 2, 20}, chart.title, TextAnchor::middle, "chart-title", kTitleFontPx);

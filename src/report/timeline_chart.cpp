@@ -16,13 +16,13 @@ namespace tessera::report {
 
 namespace {
 
-constexpr double kMicrosecondsPerSecond = 1e6;
+constexpr double kTimelineMicrosecondsPerSecond = 1e6;
 constexpr double kMaxTimeS = 1e6;  // microseconds stay exact in a double (and in JavaScript)
 constexpr double kRowPx = 14, kDenseRowPx = 8;
 constexpr std::size_t kDenseRows = 40;  // more rows than this: thinner rows
 constexpr double kSummaryRowPx = 14;
 
-std::int64_t microseconds(double seconds) { return std::llround(seconds * kMicrosecondsPerSecond); }
+std::int64_t microseconds(double seconds) { return std::llround(seconds * kTimelineMicrosecondsPerSecond); }
 
 std::uint64_t zigzag(std::int64_t value) {
   return value >= 0 ? static_cast<std::uint64_t>(value) * 2 : static_cast<std::uint64_t>(-(value + 1)) * 2 + 1;
@@ -65,7 +65,7 @@ std::string json_string(const std::string& text) {
   return out + "\"";
 }
 
-void validate(const TimelineChart& chart) {
+void validate_timeline_chart(const TimelineChart& chart) {
   if (chart.rows.empty()) throw Error("rows", "no rows", "at least one row");
   for (std::size_t i = 0; i < chart.rows.size(); ++i)
     for (std::size_t j = 0; j < chart.rows[i].ops.size(); ++j) {
@@ -202,7 +202,7 @@ std::string encode_bytes(std::span<const TimelineOp> ops) {
 std::string encode_timeline_ops(std::span<const TimelineOp> ops) { return base64(encode_bytes(ops)); }
 
 std::string timeline_chart_html(const TimelineChart& chart) {
-  validate(chart);
+  validate_timeline_chart(chart);
   std::string labels = "[", counts, colours, kinds, legend;
   for (std::size_t i = 0; i < chart.rows.size(); ++i) {
     const std::string separator = i > 0 ? "," : "";

@@ -31,7 +31,7 @@ std::string scatter_section(const nlohmann::json& doc) {
   return chart_figure("predicted-vs-measured", scatter_chart_svg(chart));
 }
 
-std::string summary_section(const nlohmann::json& doc) {
+std::string validation_summary_section(const nlohmann::json& doc) {
   HtmlTable t{{"rows", "n", "median |error| %", "p90 |error| %", "max |error| %"}, {}};
   auto add = [&](const std::string& name, const std::string& at) {
     t.rows.push_back({text_cell(name), json_cell(doc, at + "n", 0),
@@ -75,7 +75,7 @@ std::vector<std::size_t> worst_first(const nlohmann::json& doc) {
 std::string validate_page_html(const nlohmann::json& doc, const std::string& subtitle) {
   const std::size_t n = json_at(doc, "rows").size();
   HtmlPage page("validate", "Tessera validate: " + std::to_string(n) + " measured runs", subtitle);
-  page.add_section("Summary", summary_section(doc));
+  page.add_section("Summary", validation_summary_section(doc));
   if (n > 0) page.add_section("Predicted vs measured", scatter_section(doc));
   page.add_section("Worst rows", html_table(rows_table(doc, worst_first(doc))));
   std::vector<std::size_t> all(n);

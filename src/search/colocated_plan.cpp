@@ -8,12 +8,12 @@
 #include "core/units.h"
 #include "cost/collective_cost.h"
 #include "search/monolithic_plan.h"
+#include "search/planner.h"
 
 namespace tessera {
 
 namespace {
 
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // Boundary reshapes per step: the media tokens forward, their gradients back (trainable groups).
 constexpr double kTrainableBoundaryCrossings = 2.0;
 

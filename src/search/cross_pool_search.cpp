@@ -13,7 +13,6 @@ namespace tessera {
 
 namespace {
 
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // Micro-batch sizes searched (the homogeneous planner's range for long sequences).
 constexpr std::int64_t kMicroBatches[] = {1, 2, 4, 8};
 // Optimizer shardings searched: the plain optimizer and Megatron's distributed optimizer

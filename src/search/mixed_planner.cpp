@@ -18,7 +18,6 @@ namespace tessera {
 
 namespace {
 
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // Sequences moved per refinement step: 1/64 of the slowest pool's share (at least one).
 constexpr std::int64_t kMoveFraction = 64;
 constexpr int kMaxRefinements = 64;

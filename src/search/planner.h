@@ -39,6 +39,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -50,6 +51,9 @@
 #include "plan/plan_constraints.h"
 
 namespace tessera {
+
+// The time of no plan yet: where every search for the fastest (or cheapest) candidate starts.
+inline constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 // Default memory headroom: plans must fit in 95% of the GPU's usable memory. The memory model
 // already holds the CUDA context, workspaces, NCCL buffers per communicator and 10% of transient

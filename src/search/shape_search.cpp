@@ -19,7 +19,6 @@ constexpr std::int64_t kMaxMicroBatch = 32;  // <= 64: micro-batch sets are 64-b
 constexpr std::int64_t kMaxVpp = 32;
 // Chunks up to this many layers try every partial-recompute count.
 constexpr std::int64_t kAllPartialUpTo = 8;
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 void set_recompute(Plan& p, const RecomputeOption& option) {
   p.recompute = option.recompute;

@@ -11,7 +11,6 @@ namespace tessera {
 
 namespace {
 
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // Backbone plans per GPU count re-scored with the simulator (the closed form ranks the rest).
 constexpr std::size_t kBackboneRescored = 8;
 

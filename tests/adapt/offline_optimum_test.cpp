@@ -11,7 +11,7 @@ namespace {
 
 // Three configurations (16 and 64 sequences on plan 0, 64 on plan 1), six progress segments over
 // which the noise scale grows from 4 to 4000 sequences.
-TrainingRunWorld small_world(double batch_change_s, double plan_change_s) {
+TrainingRunWorld small_adaptive_world(double batch_change_s, double plan_change_s) {
   TrainingRunWorld w;
   w.scenario.name = "test";
   w.scenario.seq_len = 1000;
@@ -63,7 +63,7 @@ double brute_force(const TrainingRunWorld& w) {
 TEST(OfflineOptimum, EqualsBruteForceOverEverySequence) {
   for (const auto& [batch_s, plan_s] : {std::pair{0.0, 0.0}, std::pair{10.0, 1000.0}, std::pair{0.0, 1e5},
                                         std::pair{2000.0, 3000.0}}) {
-    const TrainingRunWorld w = small_world(batch_s, plan_s);
+    const TrainingRunWorld w = small_adaptive_world(batch_s, plan_s);
     const PolicyRun run = offline_optimum(w);
     EXPECT_NEAR(run.time_to_target_s / brute_force(w), 1.0, 1e-12) << batch_s << " " << plan_s;
     // Its schedule, replayed, takes the time it reports.
@@ -88,10 +88,10 @@ TEST(OfflineOptimum, EqualsBruteForceOverEverySequence) {
 // Free switches: the optimum moves to the bigger batch as the noise scale grows; prohibitive ones:
 // it stays on the best static configuration.
 TEST(OfflineOptimum, SwitchesOnlyWhenTheyPay) {
-  const PolicyRun free = offline_optimum(small_world(0.0, 0.0));
+  const PolicyRun free = offline_optimum(small_adaptive_world(0.0, 0.0));
   EXPECT_GE(free.segments.size(), 2u);
   EXPECT_EQ(free.segments.front().candidate, 0u);  // 16 sequences while the noise scale is small
-  const TrainingRunWorld costly = small_world(1e7, 1e7);
+  const TrainingRunWorld costly = small_adaptive_world(1e7, 1e7);
   const PolicyRun stuck = offline_optimum(costly);
   ASSERT_EQ(stuck.segments.size(), 1u);
   EXPECT_EQ(stuck.segments[0].candidate, best_static_candidate(costly, StepTimes::real));

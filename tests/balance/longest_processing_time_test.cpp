@@ -18,10 +18,10 @@
 namespace tessera {
 namespace {
 
-constexpr int kCases = 10'000;
-constexpr double kEps = 1e-9;
+constexpr int kLptCases = 10'000;
+constexpr double kLptEps = 1e-9;
 
-double makespan(const std::vector<double>& cost, const std::vector<std::int32_t>& slot_of, int slots) {
+double lpt_makespan(const std::vector<double>& cost, const std::vector<std::int32_t>& slot_of, int slots) {
   const auto load = slot_loads(cost, slot_of, slots);
   return *std::max_element(load.begin(), load.end());
 }
@@ -40,17 +40,17 @@ std::vector<double> random_costs(std::mt19937_64& rng, int& slots) {
 TEST(LongestProcessingTime, WithinGrahamsBoundOfTheOptimumOn10000Cases) {
   std::mt19937_64 rng(2024);
   double worst_ratio = 0;
-  for (int k = 0; k < kCases; ++k) {
+  for (int k = 0; k < kLptCases; ++k) {
     int m = 0;
     const std::vector<double> cost = random_costs(rng, m);
     const auto slot_of = assign_longest_processing_time(cost, m);
-    const double got = makespan(cost, slot_of, m);
+    const double got = lpt_makespan(cost, slot_of, m);
     const double opt = testing::optimal_makespan(cost, m);
     const double total = std::accumulate(cost.begin(), cost.end(), 0.0);
     const double lower = std::max(*std::max_element(cost.begin(), cost.end()), total / m);
-    ASSERT_LE(got, (4.0 / 3.0 - 1.0 / (3.0 * m)) * opt + kEps) << "case " << k;
-    ASSERT_GE(got, lower - kEps) << "case " << k;
-    ASSERT_GE(got, opt - kEps) << "case " << k;
+    ASSERT_LE(got, (4.0 / 3.0 - 1.0 / (3.0 * m)) * opt + kLptEps) << "case " << k;
+    ASSERT_GE(got, lower - kLptEps) << "case " << k;
+    ASSERT_GE(got, opt - kLptEps) << "case " << k;
     worst_ratio = std::max(worst_ratio, got / opt);
   }
   EXPECT_GT(worst_ratio, 1.0) << "some case should need more than LPT; is the search exhaustive?";
@@ -64,7 +64,7 @@ TEST(LongestProcessingTime, GrahamsTightExampleReachesTheBound) {
     for (int t = 2 * m - 1; t > m; --t) cost.insert(cost.end(), {double(t), double(t)});
     cost.insert(cost.end(), {double(m), double(m), double(m)});
     const auto slot_of = assign_longest_processing_time(cost, m);
-    EXPECT_DOUBLE_EQ(makespan(cost, slot_of, m), 4.0 * m - 1.0);
+    EXPECT_DOUBLE_EQ(lpt_makespan(cost, slot_of, m), 4.0 * m - 1.0);
     EXPECT_DOUBLE_EQ(testing::optimal_makespan(cost, m), 3.0 * m);
     EXPECT_DOUBLE_EQ((4.0 * m - 1.0) / (3.0 * m), 4.0 / 3.0 - 1.0 / (3.0 * m));
   }
@@ -93,9 +93,9 @@ TEST(LongestProcessingTime, EqualCountCostsBalanceWhereFreeModeWouldPileSmallIte
   // One heavy item and seven light ones on two slots: free mode puts 1 vs 7 items, equal count 4 + 4.
   const std::vector<double> cost = {7, 1, 1, 1, 1, 1, 1, 1};
   const auto free_mode = assign_longest_processing_time(cost, 2);
-  EXPECT_DOUBLE_EQ(makespan(cost, free_mode, 2), 7.0);
+  EXPECT_DOUBLE_EQ(lpt_makespan(cost, free_mode, 2), 7.0);
   const auto equal = assign_longest_processing_time(cost, 2, CountMode::equal);
-  EXPECT_DOUBLE_EQ(makespan(cost, equal, 2), 10.0);  // 7 + 1 + 1 + 1: the price of equal counts
+  EXPECT_DOUBLE_EQ(lpt_makespan(cost, equal, 2), 10.0);  // 7 + 1 + 1 + 1: the price of equal counts
 }
 
 TEST(LongestProcessingTime, TokenCapIsNeverExceededAndLeftOutItemsFitNowhere) {

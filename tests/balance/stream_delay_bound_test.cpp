@@ -27,7 +27,7 @@ constexpr std::int64_t kPropertySamples = 500'000;
 #endif
 constexpr int kEpochs = 2;
 constexpr std::int64_t kRepeatSamples = kPropertySamples / 10;  // run twice: the same assignment
-constexpr std::int64_t kCap = 4096;
+constexpr std::int64_t kDelayCap = 4096;
 constexpr std::int64_t kOneStepChunk = 4096;  // kk balances one step (no cap) per chunk
 constexpr int kManySteps = 1'000'000;          // until_placed stops long before
 
@@ -45,7 +45,7 @@ Samples dataset(std::uint64_t seed) {
   s.time_s.reserve(static_cast<std::size_t>(kPropertySamples));
   for (std::int64_t i = 0; i < kPropertySamples; ++i) {
     const double u = std::uniform_real_distribution<double>(0, 1)(rng);
-    const auto t = std::max<std::int64_t>(1, static_cast<std::int64_t>(u * u * u * static_cast<double>(kCap)));
+    const auto t = std::max<std::int64_t>(1, static_cast<std::int64_t>(u * u * u * static_cast<double>(kDelayCap)));
     s.tokens.push_back(t);
     s.time_s.push_back(static_cast<double>(t) + static_cast<double>(t) * static_cast<double>(t) / 1000.0);
   }
@@ -75,11 +75,11 @@ StreamSettings epoch_settings(BalanceMethod method, int epoch) {
   st.dp = epoch % 2 == 0 ? 2 : 4;
   st.microbatches = epoch % 2 == 0 ? 4 : 1;
   st.method = method;
-  st.max_tokens = kCap;
+  st.max_tokens = kDelayCap;
   st.steps = kManySteps / st.slots();
   st.until_placed = true;
   st.filler_s_per_token = 1.0;
-  const std::int64_t full = kCap * st.slots();
+  const std::int64_t full = kDelayCap * st.slots();
   st.step_budget_tokens = {full, full / 3, full * 5 / 8};
   return st;
 }

@@ -34,7 +34,7 @@ const std::vector<std::string> kSinglePoolRequest = {"plan",  "--model", "llama3
                                                      "--gbs", "256",     "--seq",     "8192",      "--quiet"};
 constexpr const char* kEmptyProfile = R"({"schema_version": 1, "kind": "tessera-calibration-profile", "gpus": []})";
 
-std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
+std::vector<std::string> compare_args(std::vector<std::string> args, const std::vector<std::string>& more) {
   args.insert(args.end(), more.begin(), more.end());
   return args;
 }
@@ -57,7 +57,7 @@ void expect_cost_consistent(const nlohmann::json& j, double old_plan_now_s) {
 class CompareProfileCli : public CliScratchTest {};
 
 TEST_F(CompareProfileCli, AHalvedInterPoolLinkChangesTheDocumentedPlanAndCostsTheOldOne) {
-  const auto j = run_json(with(kMixedRequest, {"--profile", kNew, "--compare-profile", kOld}));
+  const auto j = run_json(compare_args(kMixedRequest, {"--profile", kNew, "--compare-profile", kOld}));
   ASSERT_TRUE(j.contains("recommendation_changed")) << j.dump();
   EXPECT_EQ(j.at("cluster_kind"), "mixed");
   EXPECT_TRUE(j.at("recommendation_changed").get<bool>());
@@ -89,15 +89,15 @@ TEST_F(CompareProfileCli, AHalvedInterPoolLinkChangesTheDocumentedPlanAndCostsTh
   EXPECT_GT(j.at("cost_of_keeping_old_plan").at("per_step_s").get<double>(), 0.0);
 
   // Each side's best is what a plain plan prints under that side's profile.
-  const auto plain_old = run_json(with(kMixedRequest, {"--profile", kOld}));
-  const auto plain_new = run_json(with(kMixedRequest, {"--profile", kNew}));
+  const auto plain_old = run_json(compare_args(kMixedRequest, {"--profile", kOld}));
+  const auto plain_new = run_json(compare_args(kMixedRequest, {"--profile", kNew}));
   EXPECT_DOUBLE_EQ(old_best.at("iteration_time_s").get<double>(), plain_old.at("iteration_time_s").get<double>());
   EXPECT_DOUBLE_EQ(j.at("new_best").at("iteration_time_s").get<double>(),
                    plain_new.at("iteration_time_s").get<double>());
 }
 
 TEST_F(CompareProfileCli, TheTextSaysWhatChangedAndWhatKeepingTheOldPlanCosts) {
-  const RunResult r = run(with(kMixedRequest, {"--profile", kNew, "--compare-profile", kOld}));
+  const RunResult r = run(compare_args(kMixedRequest, {"--profile", kNew, "--compare-profile", kOld}));
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_NE(r.out.find("the recommendation changed"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("keeping the old plan:"), std::string::npos) << r.out;
@@ -107,7 +107,7 @@ TEST_F(CompareProfileCli, TheTextSaysWhatChangedAndWhatKeepingTheOldPlanCosts) {
 
 TEST_F(CompareProfileCli, ALinkFlagReplansOnePoolAndTheCostIsTheOldPlanReestimated) {
   const std::string empty = file("empty.json", kEmptyProfile).string();
-  const auto j = run_json(with(kSinglePoolRequest, {"--inter-node-gbps", "50", "--compare-profile", empty}));
+  const auto j = run_json(compare_args(kSinglePoolRequest, {"--inter-node-gbps", "50", "--compare-profile", empty}));
   ASSERT_TRUE(j.contains("recommendation_changed")) << j.dump();
   EXPECT_EQ(j.at("cluster_kind"), "single_pool");
   EXPECT_TRUE(j.at("recommendation_changed").get<bool>());
@@ -120,15 +120,15 @@ TEST_F(CompareProfileCli, ALinkFlagReplansOnePoolAndTheCostIsTheOldPlanReestimat
   const PlanRequest old_plan = load_plan(j.at("old_best").at("shorthand").get<std::string>(), model, now);
   expect_cost_consistent(j, estimate(model, now, old_plan.plan, old_plan.workload).iteration_time_s);
   EXPECT_TRUE(j.at("old_plan_now").at("fits").get<bool>());
-  const auto plain = run_json(with(kSinglePoolRequest, {"--inter-node-gbps", "50"}));
+  const auto plain = run_json(compare_args(kSinglePoolRequest, {"--inter-node-gbps", "50"}));
   EXPECT_DOUBLE_EQ(j.at("new_best").at("iteration_time_s").get<double>(),
                    plain.at("plans").at(0).at("iteration_time_s").get<double>());
 }
 
 TEST_F(CompareProfileCli, IdenticalConditionsReportNoChangeAndZeroCost) {
   const std::string empty = file("empty.json", kEmptyProfile).string();
-  for (const auto& args : {with(kMixedRequest, {"--profile", kOld, "--compare-profile", kOld}),
-                           with(kSinglePoolRequest, {"--compare-profile", empty})}) {
+  for (const auto& args : {compare_args(kMixedRequest, {"--profile", kOld, "--compare-profile", kOld}),
+                           compare_args(kSinglePoolRequest, {"--compare-profile", empty})}) {
     const auto j = run_json(args);
     ASSERT_TRUE(j.contains("recommendation_changed")) << j.dump();
     EXPECT_FALSE(j.at("recommendation_changed").get<bool>());
@@ -146,8 +146,8 @@ TEST_F(CompareProfileCli, BadLinkFlagsExitTwoNamingTheFlag) {
                                                                                     {"--inter-node-latency-us", "5000"},
                                                                                     {"--inter-pool-latency-us", "1e6"},
                                                                                     {"--inter-pool-gbps", "nan"}})
-    expect_error_naming(run(with(kSinglePoolRequest, {flag, value})), flag);
-  expect_error_naming(run(with(kSinglePoolRequest, {"--compare-profile", (dir_ / "missing.json").string()})),
+    expect_error_naming(run(compare_args(kSinglePoolRequest, {flag, value})), flag);
+  expect_error_naming(run(compare_args(kSinglePoolRequest, {"--compare-profile", (dir_ / "missing.json").string()})),
                       "--compare-profile");
 }
 
@@ -155,7 +155,7 @@ TEST_F(CompareProfileCli, CombinationsThatMakeNoSenseAreRefused) {
   const std::string empty = file("empty.json", kEmptyProfile).string();
   for (const auto& extra : std::vector<std::vector<std::string>>{
            {"--emit", "megatron"}, {"--html", (dir_ / "r.html").string()}, {"--failures"}, {"--top", "3"}}) {
-    const RunResult r = run(with(with(kSinglePoolRequest, {"--compare-profile", empty}), extra));
+    const RunResult r = run(compare_args(compare_args(kSinglePoolRequest, {"--compare-profile", empty}), extra));
     expect_error_naming(r, "--compare-profile");
     EXPECT_NE(r.err.find(extra.front()), std::string::npos) << r.err;
   }
@@ -165,7 +165,7 @@ TEST_F(CompareProfileCli, CombinationsThatMakeNoSenseAreRefused) {
   const std::string bad = file("bad.json", R"({"schema_version": 1, "kind": "tessera-calibration-profile", "gpus": [],
                            "links": {"inter_pool_latency_us": 0}})")
                               .string();
-  expect_error_naming(run(with(kMixedRequest, {"--compare-profile", bad})), "profile.links.inter_pool_latency_us");
+  expect_error_naming(run(compare_args(kMixedRequest, {"--compare-profile", bad})), "profile.links.inter_pool_latency_us");
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ class SimulateCli : public CliScratchTest {
 };
 
 // Exit 2, nothing on stdout, exactly one stderr line naming `field` before "(allowed:", no crash.
-void expect_bad_input(const RunResult& r, const std::string& field) {
+void expect_bad_simulate_input(const RunResult& r, const std::string& field) {
   EXPECT_EQ(r.signal, 0) << describe(r);
   EXPECT_FALSE(r.timed_out) << describe(r);
   for (const char* marker : {"terminate called", "AddressSanitizer", "LeakSanitizer", "runtime error:"})
@@ -169,7 +169,7 @@ TEST_F(SimulateCli, BigTracesAreCutToTheirEarliestEvents) {
             (dir_ / "small.json").string()});
   EXPECT_FALSE(Json::parse(read_file(dir_ / "small.json")).at("otherData").contains("truncated"));
   // --ops lists at most a million operations.
-  expect_bad_input(run({"--schedule", "1f1b", "--stages", "100", "--microbatches", "5001", "--fwd", "1", "--bwd", "2",
+  expect_bad_simulate_input(run({"--schedule", "1f1b", "--stages", "100", "--microbatches", "5001", "--fwd", "1", "--bwd", "2",
                         "--json", "--ops"}),
                    "ops");
 }
@@ -224,83 +224,83 @@ TEST_F(SimulateCli, CommandLineOverridesTheCostsFile) {
 
 const std::vector<std::string> kBase = {"--stages", "4", "--microbatches", "8", "--fwd", "1", "--bwd", "2"};
 
-std::vector<std::string> with(std::vector<std::string> head, const std::vector<std::string>& tail = kBase) {
+std::vector<std::string> simulate_args(std::vector<std::string> head, const std::vector<std::string>& tail = kBase) {
   head.insert(head.end(), tail.begin(), tail.end());
   return head;
 }
 
 TEST_F(SimulateCli, BadCommandLines) {
-  expect_bad_input(run(with({"--schedule", "pipedream"})), "schedule");
-  expect_bad_input(run(kBase), "schedule");  // no schedule anywhere
-  expect_bad_input(run({"--schedule", "1f1b", "--stages", "0", "--microbatches", "8", "--fwd", "1", "--bwd", "2"}),
+  expect_bad_simulate_input(run(simulate_args({"--schedule", "pipedream"})), "schedule");
+  expect_bad_simulate_input(run(kBase), "schedule");  // no schedule anywhere
+  expect_bad_simulate_input(run({"--schedule", "1f1b", "--stages", "0", "--microbatches", "8", "--fwd", "1", "--bwd", "2"}),
                    "stages");
-  expect_bad_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "0", "--fwd", "1", "--bwd", "2"}),
+  expect_bad_simulate_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "0", "--fwd", "1", "--bwd", "2"}),
                    "microbatches");
-  expect_bad_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd=-1", "--bwd", "2"}),
+  expect_bad_simulate_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd=-1", "--bwd", "2"}),
                    "fwd");
-  expect_bad_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd", "-1", "--bwd", "2"}),
+  expect_bad_simulate_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd", "-1", "--bwd", "2"}),
                    "fwd");
-  expect_bad_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd", "nan", "--bwd", "2"}),
+  expect_bad_simulate_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd", "nan", "--bwd", "2"}),
                    "fwd");
-  expect_bad_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd", "abc", "--bwd", "2"}),
+  expect_bad_simulate_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd", "abc", "--bwd", "2"}),
                    "fwd");
-  expect_bad_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd", "1e300", "--bwd", "2"}),
+  expect_bad_simulate_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd", "1e300", "--bwd", "2"}),
                    "fwd");
-  expect_bad_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd", "1"}), "bwd");
+  expect_bad_simulate_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd", "1"}), "bwd");
   // A denormal or sub-picosecond duration is a typo, not a time (issue 13, D8).
-  expect_bad_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd", "1e-308", "--bwd", "2"}),
+  expect_bad_simulate_input(run({"--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--fwd", "1e-308", "--bwd", "2"}),
                    "fwd");
-  expect_bad_input(run(with({"--schedule", "1f1b", "--p2p", "1e-13"})), "p2p");
-  expect_bad_input(run(with({"--schedule", "1f1b", "--p2p", "-0.5"})), "p2p");
-  expect_bad_input(run(with({"--schedule", "1f1b", "--wgrad", "inf"})), "wgrad");
-  expect_bad_input(run({"--schedule", "interleaved", "--stages", "4", "--microbatches", "6", "--vpp", "2", "--fwd", "1",
+  expect_bad_simulate_input(run(simulate_args({"--schedule", "1f1b", "--p2p", "1e-13"})), "p2p");
+  expect_bad_simulate_input(run(simulate_args({"--schedule", "1f1b", "--p2p", "-0.5"})), "p2p");
+  expect_bad_simulate_input(run(simulate_args({"--schedule", "1f1b", "--wgrad", "inf"})), "wgrad");
+  expect_bad_simulate_input(run({"--schedule", "interleaved", "--stages", "4", "--microbatches", "6", "--vpp", "2", "--fwd", "1",
                         "--bwd", "2"}),
                    "microbatches");
-  expect_bad_input(run(with({"--schedule", "1f1b", "--vpp", "2"})), "vpp");
-  expect_bad_input(run(with({"--schedule", "interleaved", "--vpp", "0"})), "vpp");
-  expect_bad_input(run({"--schedule", "1f1b", "--stages", "100000", "--microbatches", "10000", "--fwd", "1", "--bwd",
+  expect_bad_simulate_input(run(simulate_args({"--schedule", "1f1b", "--vpp", "2"})), "vpp");
+  expect_bad_simulate_input(run(simulate_args({"--schedule", "interleaved", "--vpp", "0"})), "vpp");
+  expect_bad_simulate_input(run({"--schedule", "1f1b", "--stages", "100000", "--microbatches", "10000", "--fwd", "1", "--bwd",
                         "2"}),
                    "microbatches");
-  expect_bad_input(run(with({"--schedule", "1f1b", "--trace", (dir_ / "no" / "such" / "t.json").string()})), "trace");
-  expect_bad_input(run(with({"--schedule", "1f1b", "--ops"})), "ops");
+  expect_bad_simulate_input(run(simulate_args({"--schedule", "1f1b", "--trace", (dir_ / "no" / "such" / "t.json").string()})), "trace");
+  expect_bad_simulate_input(run(simulate_args({"--schedule", "1f1b", "--ops"})), "ops");
 }
 
 TEST_F(SimulateCli, BadCostsFiles) {
   auto costs_run = [&](const std::string& text) { return run({"--costs", file("c.json", text).string()}); };
-  expect_bad_input(run({"--costs", (dir_ / "missing.json").string()}), "costs");
-  expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 2,)"), "costs");  // malformed
-  expect_bad_input(costs_run("[1, 2]"), "costs");                             // not an object
-  expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 2, "fwd": [1, 1e-320], "bwd": 1})"),
+  expect_bad_simulate_input(run({"--costs", (dir_ / "missing.json").string()}), "costs");
+  expect_bad_simulate_input(costs_run(R"({"schedule": "1f1b", "stages": 2,)"), "costs");  // malformed
+  expect_bad_simulate_input(costs_run("[1, 2]"), "costs");                             // not an object
+  expect_bad_simulate_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 2, "fwd": [1, 1e-320], "bwd": 1})"),
                    "fwd");  // a denormal stage time
-  expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 2, "fwd": 1, "bwd": 1, "fwdd": 1})"),
+  expect_bad_simulate_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 2, "fwd": 1, "bwd": 1, "fwdd": 1})"),
                    "costs");  // unknown key
-  expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 3, "microbatches": 2, "fwd": [1, 2], "bwd": 1})"),
+  expect_bad_simulate_input(costs_run(R"({"schedule": "1f1b", "stages": 3, "microbatches": 2, "fwd": [1, 2], "bwd": 1})"),
                    "fwd");  // wrong length
-  expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 3, "fwd": 1,
+  expect_bad_simulate_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 3, "fwd": 1,
                                  "bwd": [[1, 1, 1], [1, 1]]})"),
                    "bwd");  // wrong inner length
-  expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 2, "fwd": [1, -2], "bwd": 1})"),
+  expect_bad_simulate_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 2, "fwd": [1, -2], "bwd": 1})"),
                    "fwd");
-  expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 2, "fwd": [1, "2"], "bwd": 1})"),
+  expect_bad_simulate_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 2, "fwd": [1, "2"], "bwd": 1})"),
                    "fwd");
-  expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 2, "fwd": 1e300, "bwd": 1})"),
+  expect_bad_simulate_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 2, "fwd": 1e300, "bwd": 1})"),
                    "fwd");
-  expect_bad_input(costs_run(R"({"schedule": "zb-h1", "stages": 2, "microbatches": 2, "fwd": 1, "bwd": 1,
+  expect_bad_simulate_input(costs_run(R"({"schedule": "zb-h1", "stages": 2, "microbatches": 2, "fwd": 1, "bwd": 1,
                                  "wgrad": {"a": 1}})"),
                    "wgrad");
-  expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 2.5, "microbatches": 2, "fwd": 1, "bwd": 1})"),
+  expect_bad_simulate_input(costs_run(R"({"schedule": "1f1b", "stages": 2.5, "microbatches": 2, "fwd": 1, "bwd": 1})"),
                    "stages");
-  expect_bad_input(costs_run(R"({"schedule": 3, "stages": 2, "microbatches": 2, "fwd": 1, "bwd": 1})"), "schedule");
-  expect_bad_input(costs_run(R"({"schedule": "interleaved", "stages": 2, "microbatches": 2, "vpp": 2, "fwd": 1,
+  expect_bad_simulate_input(costs_run(R"({"schedule": 3, "stages": 2, "microbatches": 2, "fwd": 1, "bwd": 1})"), "schedule");
+  expect_bad_simulate_input(costs_run(R"({"schedule": "interleaved", "stages": 2, "microbatches": 2, "vpp": 2, "fwd": 1,
                                  "bwd": 1, "p2p": [0.1]})"),
                    "p2p");  // interleaving needs the wrap-around link too
-  expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 2, "fwd": 1, "bwd": 1,
+  expect_bad_simulate_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 2, "fwd": 1, "bwd": 1,
                                  "dp_sync": [1, 2, 3]})"),
                    "dp_sync");
-  expect_bad_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 2, "fwd": 1, "bwd": 1,
+  expect_bad_simulate_input(costs_run(R"({"schedule": "1f1b", "stages": 2, "microbatches": 2, "fwd": 1, "bwd": 1,
                                  "dp_sync_overlap": "yes"})"),
                    "dp_sync_overlap");
-  expect_bad_input(costs_run(R"({"schedule": "1f1b", "microbatches": 2, "fwd": 1, "bwd": 1})"), "stages");
+  expect_bad_simulate_input(costs_run(R"({"schedule": "1f1b", "microbatches": 2, "fwd": 1, "bwd": 1})"), "stages");
 }
 
 }  // namespace

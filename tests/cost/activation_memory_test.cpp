@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/relative_error.h"
+
 namespace tessera {
 namespace {
 
@@ -62,7 +64,7 @@ ActivationShape shape(const Case& c, i64 t, bool sp, Recompute recompute) {
   return a;
 }
 
-double rel_err(double got, double want) { return std::fabs(got - want) / std::fabs(want); }
+using testing::rel_err;
 
 constexpr double kTol = 1e-12;
 

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/relative_error.h"
+
 #include "catalog/gpu_catalog.h"
 
 namespace tessera {
@@ -19,7 +21,7 @@ namespace {
 
 using i64 = std::int64_t;
 
-double rel_err(double got, double want) { return std::fabs(got - want) / std::fabs(want); }
+using testing::rel_err;
 
 const GroupLink kLink{100e9, 5e-6};  // 100 GB/s bus bandwidth, 5 us per step
 

@@ -7,12 +7,14 @@
 
 #include <gtest/gtest.h>
 
+#include "common/relative_error.h"
+
 #include "catalog/gpu_catalog.h"
 
 namespace tessera {
 namespace {
 
-double rel_err(double got, double want) { return std::fabs(got - want) / std::fabs(want); }
+using testing::rel_err;
 
 const double kDims[] = {1, 7, 16, 64, 100, 128, 512, 1000, 4096, 12288, 49152, 131072};
 

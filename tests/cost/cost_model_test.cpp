@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/relative_error.h"
+
 #include "catalog/gpu_catalog.h"
 #include "catalog/model_source.h"
 #include "cost/compute_cost.h"
@@ -22,7 +24,7 @@ namespace {
 
 using i64 = std::int64_t;
 
-double rel_err(double got, double want) { return std::fabs(got - want) / std::fabs(want); }
+using testing::rel_err;
 
 struct Job {
   ModelSpec model;

@@ -23,12 +23,12 @@ namespace {
 
 using i64 = std::int64_t;
 
-struct Step {
+struct StreamedStep {
   ModelSpec model = builtin_model("llama3-8b");
   Cluster cluster = make_cluster(find_gpu("h200"), 1);
   Plan plan;
   Workload workload{64, 1024};
-  explicit Step(i64 mb) {
+  explicit StreamedStep(i64 mb) {
     plan.framework = TrainingFramework::megatrain;
     plan.recompute = Recompute::full;
     plan.micro_batch = mb;
@@ -44,14 +44,14 @@ double layer_params(const ModelSpec& m) {
 }
 
 TEST(LayerStreaming, HostHoldsTwelveBytesPerParameterAndThePinnedSlabs) {
-  const Step s(4);
+  const StreamedStep s(4);
   const double want = 12.0 * count_parameters(s.model).total() + 2.0 * layer_params(s.model) * (12.0 + 2.0);
   EXPECT_DOUBLE_EQ(s.run().memory.host_bytes, want);
   EXPECT_DOUBLE_EQ(s.run().host_memory_bytes_per_node, want);  // one GPU: the node's whole host state
 }
 
 TEST(LayerStreaming, TheGpuHoldsFourLayerCopiesAndTheResidentEmbeddingAndHead) {
-  const Step s(4);
+  const StreamedStep s(4);
   const ParameterCount c = count_parameters(s.model);
   const double resident = c.embedding + c.output_head + c.final_norm;
   const MemoryBreakdown mem = s.run().memory;
@@ -69,7 +69,7 @@ TEST(LayerStreaming, SavedBytesOfABf16LayerInClosedForm) {
 }
 
 TEST(LayerStreaming, ActivationsScaleWithTheMicroBatchAndCheckpointEveryFourLayers) {
-  const Step one(1), two(2);
+  const StreamedStep one(1), two(2);
   EXPECT_NEAR(two.run().memory.activations_bytes, 2.0 * one.run().memory.activations_bytes, 1.0);
   // 32 layers: 8 block checkpoints, the last hidden state, the block's 4 recomputed outputs and 2
   // gradients of hidden states (bf16), and one layer's saved tensors.
@@ -79,7 +79,7 @@ TEST(LayerStreaming, ActivationsScaleWithTheMicroBatchAndCheckpointEveryFourLaye
 }
 
 TEST(LayerStreaming, EachLayerRunsItsForwardThreeTimes) {
-  const Step s(8);
+  const StreamedStep s(8);
   const Estimate e = s.run();
   const IterationFlops f = iteration_flops(s.model, s.workload.tokens(), s.workload.seq_len, Recompute::full);
   EXPECT_NEAR(e.hardware_flops - e.model_flops, 2.0 * f.recompute, 1e-6 * f.recompute);
@@ -104,13 +104,13 @@ TEST(LayerStreaming, ThreeWeightCopiesPerMicroBatchRideTheHostLink) {
 
 TEST(LayerStreaming, ASmallMicroBatchIsBoundByTheHostLink) {
   // At one sequence per micro-batch the weights' copies outlast the compute; at 16 they hide.
-  EXPECT_GT(Step(1).run().time.offload_s, 0.0);
-  EXPECT_DOUBLE_EQ(Step(16).run().time.offload_s, 0.0);
+  EXPECT_GT(StreamedStep(1).run().time.offload_s, 0.0);
+  EXPECT_DOUBLE_EQ(StreamedStep(16).run().time.offload_s, 0.0);
 }
 
 // Each rule of framework=megatrain names its key (plan.cpp check_megatrain, memory_tiers.cpp).
 std::string refused_key(const std::string& change) {
-  Step s(4);
+  StreamedStep s(4);
   Plan& p = s.plan;
   if (change == "tp") p.tp = 2;
   if (change == "dp") p.dp = 2;

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/relative_error.h"
+
 #include "catalog/model_source.h"
 #include "core/units.h"
 #include "hardware/physical_ranges.h"
@@ -21,7 +23,7 @@ namespace {
 
 using i64 = std::int64_t;
 
-double rel_err(double got, double want) { return std::fabs(got - want) / std::fabs(want); }
+using testing::rel_err;
 
 // GPT-3 175B (Brown et al. 2020 Table 2.1) by hand: per layer 12h^2 + 13h (QKV/O and MLP
 // weights plus biases and two layernorms; Narayanan et al. SC'21 §5.1), learned positions,

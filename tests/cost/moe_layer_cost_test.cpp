@@ -20,20 +20,20 @@
 namespace tessera {
 namespace {
 
-struct Job {
+struct MoeJob {
   ModelSpec model;
   Cluster cluster;
   PlanRequest request;
   double time_s() const { return estimate(model, cluster, request.plan, request.workload).iteration_time_s; }
 };
 
-Job job(const std::string& model, const std::string& cluster, const std::string& plan) {
-  Job j{builtin_model(model), load_cluster(cluster), {}};
+MoeJob job(const std::string& model, const std::string& cluster, const std::string& plan) {
+  MoeJob j{builtin_model(model), load_cluster(cluster), {}};
   j.request = load_plan(plan, j.model, j.cluster);
   return j;
 }
 
-LayerContext context(const Job& j) {
+LayerContext context(const MoeJob& j) {
   const Plan& p = j.request.plan;
   const double tokens = double(p.micro_batch) * double(j.request.workload.seq_len) / double(p.cp);
   return make_layer_context(j.model, j.cluster, p, j.request.workload.seq_len, tokens, true);
@@ -45,7 +45,7 @@ TEST(MoeLayerCost, ExpertGemmsAreTheRoutedFlopsByHand) {
   // DeepSeek-V3 on 512 H100: each tp rank routes 4096 / 2 = 2048 tokens to 8 experts; the 4 local
   // experts see 2048 x 8 copies in all (balanced), 4096 each: fc1 4096 x 4096 x 7168, fc2
   // 4096 x 7168 x 2048 per expert, each one grouped GEMM over the 4 experts.
-  const Job j = job("deepseek-v3", "h100-sxm-80gb:512", std::string(kDeepSeek) + ",capacity_factor=1");
+  const MoeJob j = job("deepseek-v3", "h100-sxm-80gb:512", std::string(kDeepSeek) + ",capacity_factor=1");
   const LayerContext x = context(j);
   const MoeBlockCost b = moe_block_cost(x);
   const GpuSpec& g = j.cluster.gpu;
@@ -58,8 +58,8 @@ TEST(MoeLayerCost, ExpertGemmsAreTheRoutedFlopsByHand) {
 TEST(MoeLayerCost, ExpertTensorParallelKeepsTheWorkPerRank) {
   // etp splits each expert's width but gathers etp x the tokens: the FLOPs per rank do not change,
   // only the GEMM shapes (and the etp all-gather / reduce-scatter appears).
-  const Job a = job("mixtral-8x7b", "h100-sxm-80gb:64", "tp=4,ep=8,etp=1,gbs=512,seq=4096,force_balance=1");
-  const Job b = job("mixtral-8x7b", "h100-sxm-80gb:64", "tp=4,ep=8,etp=2,gbs=512,seq=4096,force_balance=1");
+  const MoeJob a = job("mixtral-8x7b", "h100-sxm-80gb:64", "tp=4,ep=8,etp=1,gbs=512,seq=4096,force_balance=1");
+  const MoeJob b = job("mixtral-8x7b", "h100-sxm-80gb:64", "tp=4,ep=8,etp=2,gbs=512,seq=4096,force_balance=1");
   const MoeBlockCost ca = moe_block_cost(context(a)), cb = moe_block_cost(context(b));
   EXPECT_EQ(ca.etp_comm_s, 0.0);
   EXPECT_GT(cb.etp_comm_s, 0.0);
@@ -75,7 +75,7 @@ TEST(MoeLayerCost, MoreImbalanceOrCapacityNeverFaster) {
   for (int i = 0; i < 3; ++i) {
     double previous = 0;
     for (const char* routing : {",force_balance=1", ",capacity_factor=1.1", "", ",capacity_factor=1.5", ",capacity_factor=2"}) {
-      const Job j = job(models[i], clusters[i], std::string(plans[i]) + routing);
+      const MoeJob j = job(models[i], clusters[i], std::string(plans[i]) + routing);
       const double t = j.time_s();
       EXPECT_GE(t, previous) << models[i] << routing;
       previous = t;
@@ -91,15 +91,15 @@ TEST(MoeLayerCost, RemovingExpertParallelOverlapNeverFaster) {
                            "tp=1,pp=1,ep=16,gbs=1024,seq=4096,zero=1,precision=fp8,dispatcher=flex"}) {
     const std::string model = std::string(plan).find("ep=32") != std::string::npos ? "qwen3-235b-a22b" : "qwen3-30b-a3b";
     const std::string cluster = model == "qwen3-235b-a22b" ? "h100-sxm-80gb:256" : "h100-sxm-80gb:16";
-    const Job off = job(model, cluster, plan);
-    const Job on = job(model, cluster, std::string(plan) + ",overlap_ep=1,delay_wgrad=1");
+    const MoeJob off = job(model, cluster, plan);
+    const MoeJob on = job(model, cluster, std::string(plan) + ",overlap_ep=1,delay_wgrad=1");
     EXPECT_GE(off.time_s(), on.time_s()) << plan;
   }
 }
 
 TEST(MoeLayerCost, DeduplicatedDispatchNeverSlowerThanAllToAllAcrossNodes) {
-  const Job a2a = job("qwen3-30b-a3b", "h100-sxm-80gb:16", "ep=16,gbs=1024,seq=4096,zero=1");
-  const Job flex = job("qwen3-30b-a3b", "h100-sxm-80gb:16", "ep=16,gbs=1024,seq=4096,zero=1,dispatcher=flex");
+  const MoeJob a2a = job("qwen3-30b-a3b", "h100-sxm-80gb:16", "ep=16,gbs=1024,seq=4096,zero=1");
+  const MoeJob flex = job("qwen3-30b-a3b", "h100-sxm-80gb:16", "ep=16,gbs=1024,seq=4096,zero=1,dispatcher=flex");
   EXPECT_LT(moe_block_cost(context(flex)).dispatch_s, moe_block_cost(context(a2a)).dispatch_s);
 }
 
@@ -111,8 +111,8 @@ TEST(MoeLayerCost, Fp8NeverSlowerWhenGemmsDominate) {
   };
   for (const auto& c : cases)
     for (const char* recipe : {"tensorwise", "delayed", "blockwise"}) {
-      const Job bf16 = job(c[0], c[1], c[2]);
-      const Job fp8 = job(c[0], c[1], std::string(c[2]) + ",precision=fp8,fp8_recipe=" + recipe);
+      const MoeJob bf16 = job(c[0], c[1], c[2]);
+      const MoeJob fp8 = job(c[0], c[1], std::string(c[2]) + ",precision=fp8,fp8_recipe=" + recipe);
       EXPECT_LE(fp8.time_s(), bf16.time_s()) << c[0] << " " << recipe;
     }
 }
@@ -120,8 +120,8 @@ TEST(MoeLayerCost, Fp8NeverSlowerWhenGemmsDominate) {
 TEST(MoeLayerCost, LayerPatternCountsOnlyMoeLayersAsMoe) {
   // Llama 4 Maverick alternates dense and MoE layers: its step lies strictly between the all-dense
   // and the all-MoE variants of the same shapes.
-  Job mixed = job("llama4-maverick", "h100-sxm-80gb:512", "tp=4,ep=128,etp=4,gbs=1024,seq=8192,zero=1,capacity_factor=1");
-  Job all_moe = mixed;
+  MoeJob mixed = job("llama4-maverick", "h100-sxm-80gb:512", "tp=4,ep=128,etp=4,gbs=1024,seq=8192,zero=1,capacity_factor=1");
+  MoeJob all_moe = mixed;
   all_moe.model.moe.layer_freq = 1;
   const double t_mixed = mixed.time_s(), t_all = all_moe.time_s();
   EXPECT_LT(t_mixed, t_all);
@@ -134,8 +134,8 @@ TEST(MoeLayerCost, LayerPatternCountsOnlyMoeLayersAsMoe) {
 TEST(MoeLayerCost, MoeDispatchEfficiencyScalesOnlyRoutingAndPermutation) {
   for (const char* plan : {"tp=4,ep=8,etp=1,gbs=512,seq=4096,force_balance=1",
                            "tp=4,ep=8,etp=2,gbs=512,seq=4096,precision=fp8"}) {
-    const Job base = job("mixtral-8x7b", "h100-sxm-80gb:64", plan);
-    Job half = base, quarter = base;
+    const MoeJob base = job("mixtral-8x7b", "h100-sxm-80gb:64", plan);
+    MoeJob half = base, quarter = base;
     half.cluster.gpu.moe_dispatch_efficiency = 0.5;
     quarter.cluster.gpu.moe_dispatch_efficiency = 0.25;
     const MoeBlockCost b = moe_block_cost(context(base));
@@ -163,9 +163,9 @@ TEST(MoeLayerCost, MoeDispatchEfficiencyScalesOnlyRoutingAndPermutation) {
 // all_to_all_efficiency reaches the MoE block's dispatch (alltoall and flex) and nothing else.
 TEST(MoeLayerCost, AllToAllEfficiencySlowsOnlyTheDispatch) {
   for (const char* dispatcher : {"alltoall", "flex"}) {
-    const Job base = job("qwen3-30b-a3b", "h100-sxm-80gb:64",
+    const MoeJob base = job("qwen3-30b-a3b", "h100-sxm-80gb:64",
                          std::string("tp=1,ep=16,gbs=512,seq=4096,force_balance=1,dispatcher=") + dispatcher);
-    Job slow = base;
+    MoeJob slow = base;
     slow.cluster.gpu.all_to_all_efficiency = 0.5;
     const MoeBlockCost b = moe_block_cost(context(base));
     const MoeBlockCost s = moe_block_cost(context(slow));

@@ -28,12 +28,12 @@ Plan plan(TrainingFramework f, StatePlacement where) {
   return p;
 }
 
-constexpr MemoryTier kGpu = MemoryTier::gpu, kCpu = MemoryTier::cpu, kNvme = MemoryTier::nvme;
+constexpr MemoryTier kOnGpu = MemoryTier::gpu, kOnCpu = MemoryTier::cpu, kOnNvme = MemoryTier::nvme;
 constexpr double kParams = 10e9;  // 10 G parameters in the optimizer shard: 40 GB of fp32 gradients
 
 TEST(OffloadedState, TheOptimizerMovesWithItsFp32GradientsAndDeepSpeedKeepsItsBuckets) {
   MemoryBreakdown m = resident();
-  Plan p = plan(TrainingFramework::deepspeed, {kCpu, kGpu, kGpu});
+  Plan p = plan(TrainingFramework::deepspeed, {kOnCpu, kOnGpu, kOnGpu});
   p.overlap_grad_reduce = false;
   move_offloaded_state(m, p, {kParams, 1 * kGiB, 26 * kGiB});
   EXPECT_EQ(m.optimizer_bytes, 0.0);
@@ -54,7 +54,7 @@ TEST(OffloadedState, TheOptimizerMovesWithItsFp32GradientsAndDeepSpeedKeepsItsBu
 
 TEST(OffloadedState, MegatronKeepsItsMainGradientBufferOnTheGpu) {
   MemoryBreakdown m = resident();
-  move_offloaded_state(m, plan(TrainingFramework::megatron, {kCpu, kGpu, kGpu}), {kParams, 1 * kGiB, 26 * kGiB});
+  move_offloaded_state(m, plan(TrainingFramework::megatron, {kOnCpu, kOnGpu, kOnGpu}), {kParams, 1 * kGiB, 26 * kGiB});
   EXPECT_EQ(m.gradients_bytes, 40 * kGiB);
   EXPECT_EQ(m.optimizer_bytes, 0.0);
 }
@@ -62,7 +62,7 @@ TEST(OffloadedState, MegatronKeepsItsMainGradientBufferOnTheGpu) {
 TEST(OffloadedState, NvmeHoldsTheOptimizerAndParametersStageThroughPinnedHostBuffers) {
   const MemoryBreakdown before = resident();
   MemoryBreakdown m = before;
-  move_offloaded_state(m, plan(TrainingFramework::deepspeed, {kNvme, kNvme, kGpu}), {kParams, 1 * kGiB, 26 * kGiB});
+  move_offloaded_state(m, plan(TrainingFramework::deepspeed, {kOnNvme, kOnNvme, kOnGpu}), {kParams, 1 * kGiB, 26 * kGiB});
   // The fp32 gradients go to NVMe with the state; the host keeps 4 pinned sub-group buffers of
   // 1e9 fp32 elements (16 GB: the shard is larger than a sub-group) and the parameter staging.
   EXPECT_DOUBLE_EQ(m.nvme_bytes, before.optimizer_bytes + before.weights_bytes + kHostGradBytesPerParam * kParams);
@@ -75,7 +75,7 @@ TEST(OffloadedState, NvmeHoldsTheOptimizerAndParametersStageThroughPinnedHostBuf
 TEST(OffloadedState, SavedActivationsLeaveAllButATwoLayerWindowAndNothingIsLost) {
   const MemoryBreakdown before = resident();
   MemoryBreakdown m = before;
-  move_offloaded_state(m, plan(TrainingFramework::pytorch, {kGpu, kGpu, kCpu}), {kParams, 1 * kGiB, 26 * kGiB});
+  move_offloaded_state(m, plan(TrainingFramework::pytorch, {kOnGpu, kOnGpu, kOnCpu}), {kParams, 1 * kGiB, 26 * kGiB});
   EXPECT_DOUBLE_EQ(m.activations_bytes, 4 * kGiB + kActivationWindowLayers * kGiB);
   EXPECT_DOUBLE_EQ(m.activations_bytes + m.host_bytes, before.activations_bytes);
   EXPECT_DOUBLE_EQ(m.total(), before.total() - m.host_bytes);
@@ -83,7 +83,7 @@ TEST(OffloadedState, SavedActivationsLeaveAllButATwoLayerWindowAndNothingIsLost)
 
 TEST(OffloadedState, FsdpMovesGradientsWithTheShardedParameters) {
   MemoryBreakdown m = resident();
-  move_offloaded_state(m, plan(TrainingFramework::torchtitan, {kCpu, kCpu, kGpu}), {kParams, 1 * kGiB, 26 * kGiB});
+  move_offloaded_state(m, plan(TrainingFramework::torchtitan, {kOnCpu, kOnCpu, kOnGpu}), {kParams, 1 * kGiB, 26 * kGiB});
   EXPECT_EQ(m.gradients_bytes, 0.0);
   EXPECT_EQ(m.weights_bytes, 0.0);
   EXPECT_DOUBLE_EQ(m.host_bytes, 120 * kGiB + 20 * kGiB + kHostGradBytesPerParam * kParams);

@@ -31,11 +31,11 @@ std::string read(const std::string& path) {
   return s.str();
 }
 
-CsvTable csv(const std::string& path) { return parse_csv(read(path), path); }
+CsvTable h200_table(const std::string& path) { return parse_csv(read(path), path); }
 
 const ValidationReport& report() {
   static const ValidationReport r =
-      validate_files({csv(kRoot + "/data/validation/h200/runs.csv"), csv(kRoot + "/examples/h200/out_of_memory_run.csv")});
+      validate_files({h200_table(kRoot + "/data/validation/h200/runs.csv"), h200_table(kRoot + "/examples/h200/out_of_memory_run.csv")});
   return r;
 }
 
@@ -52,7 +52,7 @@ TEST(H200Pytorch, StepTimesWithinTheBoundsWithoutCalibration) {
 }
 
 TEST(H200Pytorch, EveryPeakWithinTwoPercentAndEveryVerdictRight) {
-  const MemoryCheck m = check_memory(read_measured_peaks(csv(kRoot + "/data/validation/h200/memory.csv")), report());
+  const MemoryCheck m = check_memory(read_measured_peaks(h200_table(kRoot + "/data/validation/h200/memory.csv")), report());
   ASSERT_EQ(m.rows.size(), 10u);
   EXPECT_EQ(m.measured, 9u);
   for (const MemoryCheckRow& row : m.rows) {

@@ -15,19 +15,19 @@ namespace {
 
 using json = nlohmann::json;
 
-std::set<std::string> fired(const json& config, const DeepSpeedTopology& topology) {
+std::set<std::string> fired_deepspeed_rules(const json& config, const DeepSpeedTopology& topology) {
   std::set<std::string> ids;
   for (const DeepSpeedRule* r : deepspeed_violations(config, topology)) ids.insert(r->id);
   return ids;
 }
 
-struct Exported {
+struct DeepSpeedRulesExport {
   json config;
   DeepSpeedTopology topology;
 };
 
 // A ZeRO-3 plan with the optimizer on the CPU and full recompute, as exported.
-Exported zero3_offload() {
+DeepSpeedRulesExport zero3_offload() {
   const ModelSpec model = builtin_model("llama3-8b");
   const Cluster cluster = load_cluster("h100-sxm-80gb:16");
   const PlanRequest r = load_plan("tp=1,pp=1,mb=1,gbs=64,seq=4096,zero=3,recompute=full,offload_optimizer=cpu,framework=deepspeed",
@@ -37,10 +37,10 @@ Exported zero3_offload() {
 
 // One broken config per rule, each caught; every rule of the table has one.
 TEST(DeepSpeedRules, EachRuleFiresOnAConfigThatBreaksIt) {
-  const Exported e = zero3_offload();
+  const DeepSpeedRulesExport e = zero3_offload();
   const json base = e.config;
   const DeepSpeedTopology t = e.topology;
-  ASSERT_TRUE(fired(base, t).empty());
+  ASSERT_TRUE(fired_deepspeed_rules(base, t).empty());
   struct Case {
     const char* id;
     json config;
@@ -81,7 +81,7 @@ TEST(DeepSpeedRules, EachRuleFiresOnAConfigThatBreaksIt) {
   };
   std::set<std::string> covered;
   for (const Case& k : cases) {
-    const auto ids = fired(k.config, k.topology);
+    const auto ids = fired_deepspeed_rules(k.config, k.topology);
     EXPECT_TRUE(ids.count(k.id)) << k.id << " did not fire";
     covered.insert(k.id);
   }

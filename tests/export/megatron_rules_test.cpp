@@ -49,15 +49,15 @@ Args with(Args base, const std::vector<Args>& overrides, const std::vector<std::
   return base;
 }
 
-std::set<std::string> fired(const Args& args, const Env& env = kOneConnection) {
+std::set<std::string> fired_megatron_rules(const Args& args, const Env& env = kOneConnection) {
   std::set<std::string> ids;
   for (const auto& v : check_megatron_args(args, env)) ids.insert(v.id);
   return ids;
 }
 
 TEST(MegatronRules, BaseArgumentListsPass) {
-  EXPECT_TRUE(fired(dense_base()).empty());
-  EXPECT_TRUE(fired(moe_base()).empty());
+  EXPECT_TRUE(fired_megatron_rules(dense_base()).empty());
+  EXPECT_TRUE(fired_megatron_rules(moe_base()).empty());
 }
 
 TEST(MegatronRules, EveryRuleNamesItsSourceAndMessage) {
@@ -211,7 +211,7 @@ std::vector<FiringCase> firing_cases() {
 TEST(MegatronRules, EachRuleFiresOnAListThatBreaksIt) {
   std::set<std::string> covered;
   for (const auto& c : firing_cases()) {
-    const auto ids = fired(c.args, c.env);
+    const auto ids = fired_megatron_rules(c.args, c.env);
     EXPECT_TRUE(ids.count(c.id)) << c.id << " did not fire";
     if (c.alone) {
       EXPECT_EQ(ids.size(), 1u) << c.id << " fired with others";
@@ -226,16 +226,16 @@ TEST(MegatronRules, EachRuleFiresOnAListThatBreaksIt) {
 TEST(MegatronRules, AsyncSaveWithThePersistentWorkerPasses) {
   const Args saved = with(dense_base(), {{"--save", "/ckpt"}, {"--save-interval", "250"}, {"--async-save"},
                                          {"--use-persistent-ckpt-worker"}, {"--ckpt-format", "torch_dist"}});
-  EXPECT_TRUE(fired(saved).empty());
-  EXPECT_FALSE(fired(with(saved, {{"--ckpt-format", "fsdp_dtensor"}})).count("async-save-ckpt-format"));
+  EXPECT_TRUE(fired_megatron_rules(saved).empty());
+  EXPECT_FALSE(fired_megatron_rules(with(saved, {{"--ckpt-format", "fsdp_dtensor"}})).count("async-save-ckpt-format"));
 }
 
 TEST(MegatronRules, SequenceParallelAtTp1IsSwitchedOffNotRefused) {
   // validate_args resets --sequence-parallel at tp = 1 instead of refusing it; only what needs
   // it (tp-comm overlap) is refused.
   const Args tp1 = with(dense_base(), {{"--tensor-model-parallel-size", "1"}, {"--sequence-parallel"}});
-  EXPECT_TRUE(fired(tp1, {}).empty());
-  EXPECT_EQ(fired(with(tp1, {{"--tp-comm-overlap"}}), {}), std::set<std::string>{"tp-comm-overlap-needs-sp"});
+  EXPECT_TRUE(fired_megatron_rules(tp1, {}).empty());
+  EXPECT_EQ(fired_megatron_rules(with(tp1, {{"--tp-comm-overlap"}}), {}), std::set<std::string>{"tp-comm-overlap-needs-sp"});
 }
 
 TEST(MegatronRules, MegatronFsdpVersion1ImpliesTheDistributedOptimizer) {
@@ -243,7 +243,7 @@ TEST(MegatronRules, MegatronFsdpVersion1ImpliesTheDistributedOptimizer) {
   const Args fsdp = with(dense_base(), {{"--use-megatron-fsdp"}, {"--ckpt-format", "fsdp_dtensor"},
                                         {"--overlap-grad-reduce"}, {"--overlap-param-gather"},
                                         {"--fp8-format", "hybrid"}, {"--fp8-param-gather"}});
-  EXPECT_TRUE(fired(fsdp, {}).empty());
+  EXPECT_TRUE(fired_megatron_rules(fsdp, {}).empty());
 }
 
 // What the exporter writes for an optimizer and activations on the CPU passes: the precision-aware
@@ -253,13 +253,13 @@ TEST(MegatronRules, ExportedOffloadFlagsPass) {
   const Args offload = {"--optimizer-cpu-offload", "--optimizer-offload-fraction", "1.0", "--use-precision-aware-optimizer"};
   Args distributed = with(dense_base(), {{"--use-distributed-optimizer"}});
   distributed.insert(distributed.end(), offload.begin(), offload.end());
-  EXPECT_TRUE(fired(distributed).empty());
+  EXPECT_TRUE(fired_megatron_rules(distributed).empty());
   Args fsdp = with(dense_base(), {{"--use-megatron-fsdp"}, {"--ckpt-format", "fsdp_dtensor"}});
   fsdp.insert(fsdp.end(), offload.begin(), offload.end());
-  EXPECT_TRUE(fired(fsdp, {}).empty());
-  EXPECT_TRUE(fired(with(pp1_dense(), {{"--cpu-offloading-num-layers", "6"}})).empty());
+  EXPECT_TRUE(fired_megatron_rules(fsdp, {}).empty());
+  EXPECT_TRUE(fired_megatron_rules(with(pp1_dense(), {{"--cpu-offloading-num-layers", "6"}})).empty());
   // The bound is Megatron's: fewer layers than --num-layers (8).
-  EXPECT_TRUE(fired(with(pp1_dense(), {{"--cpu-offloading-num-layers", "7"}})).empty());
+  EXPECT_TRUE(fired_megatron_rules(with(pp1_dense(), {{"--cpu-offloading-num-layers", "7"}})).empty());
 }
 
 TEST(MegatronLayout, ParsesMegatronsOwnExample) {

@@ -17,7 +17,7 @@ using json = nlohmann::json;
 
 Plan plan_of(const ModelSpec& m, const std::string& text) { return load_plan(text, m, load_cluster("h100-sxm-80gb:8")).plan; }
 
-std::set<std::string> fired(const json& lora) {
+std::set<std::string> fired_peft_rules(const json& lora) {
   std::set<std::string> ids;
   for (const PeftRule* r : peft_lora_violations(lora)) ids.insert(r->id);
   return ids;
@@ -34,7 +34,7 @@ TEST(PeftLoraConfig, LoraPlanBecomesTheAdapterItPrices) {
   EXPECT_EQ(lora.at("target_modules"), (json{"q_proj", "v_proj"}));
   EXPECT_EQ(lora.at("bias"), "none");
   EXPECT_DOUBLE_EQ(lora.at("lora_dropout").get<double>(), 0.1);  // an 8B model: QLoRA's small-model dropout
-  EXPECT_TRUE(fired(lora).empty());
+  EXPECT_TRUE(fired_peft_rules(lora).empty());
   // lora alone has no bitsandbytes section.
   EXPECT_FALSE(peft_export(m, p).contains("bnb_config"));
   EXPECT_EQ(testing::thrown_field([&] { bitsandbytes_config(p); }), "task");
@@ -96,7 +96,7 @@ TEST(PeftLoraRules, EachRuleFiresOnAConfigThatBreaksIt) {
   };
   std::set<std::string> covered;
   for (const auto& [id, config] : cases) {
-    EXPECT_EQ(fired(config), std::set<std::string>{id}) << id;
+    EXPECT_EQ(fired_peft_rules(config), std::set<std::string>{id}) << id;
     covered.insert(id);
   }
   for (const PeftRule& r : peft_lora_rules()) EXPECT_TRUE(covered.count(r.id)) << "no firing case for " << r.id;

@@ -15,16 +15,16 @@
 namespace tessera {
 namespace {
 
-struct Exported {
+struct TorchtitanExport {
   PlanRequest request;
   TorchtitanJobFiles files;
   TorchtitanJob job;  // read back from the text
 };
 
-Exported export_plan(const char* model_name, const char* cluster_name, const char* plan_text) {
+TorchtitanExport export_torchtitan_plan(const char* model_name, const char* cluster_name, const char* plan_text) {
   const ModelSpec model = builtin_model(model_name);
   const Cluster cluster = load_cluster(cluster_name);
-  Exported e{load_plan(plan_text, model, cluster), {}, {}};
+  TorchtitanExport e{load_plan(plan_text, model, cluster), {}, {}};
   e.files = torchtitan_job(model, e.request.plan, e.request.workload, cluster);
   e.job = parse_torchtitan_job(e.files.recipe_py, e.files.launch_command);
   return e;
@@ -40,7 +40,7 @@ std::int64_t accumulation_steps(const TorchtitanJob& j) {
 
 // Local batch x dp x accumulation (x pipeline micro-batches) = the global batch, in sequences, and
 // each forward carries exactly the plan's micro-batch.
-void expect_batch_semantics(const Exported& e) {
+void expect_batch_semantics(const TorchtitanExport& e) {
   const Plan& p = e.request.plan;
   const Workload& w = e.request.workload;
   const TorchtitanJob& j = e.job;
@@ -55,7 +55,7 @@ void expect_batch_semantics(const Exported& e) {
 }
 
 TEST(TorchtitanJob, FsdpWithoutPipelineAccumulatesTheStepsMicroBatches) {
-  const Exported e = export_plan("llama3-70b", "h100-sxm-80gb:64", "tp=8,pp=1,mb=1,gbs=512,seq=8192,recompute=full,zero=3");
+  const TorchtitanExport e = export_torchtitan_plan("llama3-70b", "h100-sxm-80gb:64", "tp=8,pp=1,mb=1,gbs=512,seq=8192,recompute=full,zero=3");
   EXPECT_EQ(e.job.dp_shard, 8);
   EXPECT_EQ(e.job.dp_replicate, 1);
   EXPECT_EQ(e.job.tp, 8);
@@ -66,7 +66,7 @@ TEST(TorchtitanJob, FsdpWithoutPipelineAccumulatesTheStepsMicroBatches) {
 }
 
 TEST(TorchtitanJob, PipelineRunsEveryMicroBatchInOneSchedule) {
-  const Exported e = export_plan("llama3-70b", "h100-sxm-80gb:256", "tp=8,pp=4,vpp=2,mb=2,gbs=512,seq=8192,recompute=full,zero=3");
+  const TorchtitanExport e = export_torchtitan_plan("llama3-70b", "h100-sxm-80gb:256", "tp=8,pp=4,vpp=2,mb=2,gbs=512,seq=8192,recompute=full,zero=3");
   EXPECT_EQ(e.job.num_pp_microbatches, 512 / (8 * 2));
   EXPECT_EQ(accumulation_steps(e.job), 1);
   EXPECT_EQ(e.job.schedule, "Interleaved1F1B");
@@ -75,7 +75,7 @@ TEST(TorchtitanJob, PipelineRunsEveryMicroBatchInOneSchedule) {
 }
 
 TEST(TorchtitanJob, DdpIsReplicateOnly) {
-  const Exported e = export_plan("llama3-8b", "h100-sxm-80gb:16", "tp=2,pp=1,mb=1,gbs=128,seq=4096,zero=0");
+  const TorchtitanExport e = export_torchtitan_plan("llama3-8b", "h100-sxm-80gb:16", "tp=2,pp=1,mb=1,gbs=128,seq=4096,zero=0");
   EXPECT_EQ(e.job.dp_replicate, 8);
   EXPECT_EQ(e.job.dp_shard, 1);
   expect_batch_semantics(e);
@@ -84,7 +84,7 @@ TEST(TorchtitanJob, DdpIsReplicateOnly) {
 // Model parts are the plan's layer split in pipeline order, with embedding and output placed as
 // torchtitan places them (tok_embeddings on part 0, norm + lm_head on the last part).
 TEST(TorchtitanJob, ModelPartsAreThePlansUnevenSplit) {
-  const Exported e = export_plan("llama3-70b", "h100-sxm-80gb:96", "tp=8,pp=3,vpp=3,mb=1,gbs=384,seq=8192,recompute=full,zero=3");
+  const TorchtitanExport e = export_torchtitan_plan("llama3-70b", "h100-sxm-80gb:96", "tp=8,pp=3,vpp=3,mb=1,gbs=384,seq=8192,recompute=full,zero=3");
   const std::vector<std::int64_t> split = layers_per_virtual_stage(e.request.plan, 80);
   EXPECT_EQ(e.job.layers_per_part, split);
   EXPECT_EQ(std::accumulate(split.begin(), split.end(), std::int64_t{0}), 80);
@@ -100,9 +100,9 @@ TEST(TorchtitanJob, ModelPartsAreThePlansUnevenSplit) {
 
 // Float8 is on only through a converter in model_registry(converters=...).
 TEST(TorchtitanJob, Float8IsEnabledByTheConverter) {
-  const Exported bf16 = export_plan("llama3-70b", "h100-sxm-80gb:128", "tp=8,pp=1,mb=1,gbs=512,seq=8192,zero=3");
+  const TorchtitanExport bf16 = export_torchtitan_plan("llama3-70b", "h100-sxm-80gb:128", "tp=8,pp=1,mb=1,gbs=512,seq=8192,zero=3");
   EXPECT_FALSE(bf16.job.float8_linear);
-  const Exported fp8 = export_plan("llama3-70b", "h100-sxm-80gb:128",
+  const TorchtitanExport fp8 = export_torchtitan_plan("llama3-70b", "h100-sxm-80gb:128",
                                    "tp=8,pp=1,mb=1,gbs=512,seq=8192,zero=3,precision=fp8,fp8_recipe=tensorwise");
   EXPECT_TRUE(fp8.job.float8_linear);
   EXPECT_EQ(fp8.job.float8_recipe, "rowwise");
@@ -111,17 +111,17 @@ TEST(TorchtitanJob, Float8IsEnabledByTheConverter) {
   const std::size_t trainer = fp8.files.recipe_py.find("Trainer.Config(", call);
   EXPECT_LT(call, converter);
   EXPECT_LT(converter, trainer);
-  const Exported mx = export_plan("llama3-8b", "b200:16", "tp=1,pp=1,mb=1,gbs=256,seq=8192,zero=3,precision=fp8,fp8_recipe=mxfp8");
+  const TorchtitanExport mx = export_torchtitan_plan("llama3-8b", "b200:16", "tp=1,pp=1,mb=1,gbs=256,seq=8192,zero=3,precision=fp8,fp8_recipe=mxfp8");
   EXPECT_TRUE(mx.job.mxfp8_linear);
   EXPECT_FALSE(mx.job.float8_linear);
 }
 
 TEST(TorchtitanJob, ContextParallelUsesFlexAndMoeExpertsTheEpMesh) {
-  const Exported cp = export_plan("llama3-8b", "h100-sxm-80gb:64", "tp=8,pp=1,cp=4,mb=1,gbs=64,seq=131072,zero=3,recompute=full");
+  const TorchtitanExport cp = export_torchtitan_plan("llama3-8b", "h100-sxm-80gb:64", "tp=8,pp=1,cp=4,mb=1,gbs=64,seq=131072,zero=3,recompute=full");
   EXPECT_EQ(cp.job.cp, 4);
   EXPECT_EQ(cp.job.attn_backend, "flex");
   EXPECT_EQ(cp.job.cp_load_balancer, "ptrr");
-  const Exported moe = export_plan("qwen3-30b-a3b", "h100-sxm-80gb:32", "tp=1,pp=1,ep=8,etp=1,mb=1,gbs=256,seq=4096,zero=3");
+  const TorchtitanExport moe = export_torchtitan_plan("qwen3-30b-a3b", "h100-sxm-80gb:32", "tp=1,pp=1,ep=8,etp=1,mb=1,gbs=256,seq=4096,zero=3");
   EXPECT_EQ(moe.job.ep, 8);
   EXPECT_EQ(moe.job.module, "qwen3");
   EXPECT_EQ(moe.job.flavor, "30B-A3B");
@@ -129,7 +129,7 @@ TEST(TorchtitanJob, ContextParallelUsesFlexAndMoeExpertsTheEpMesh) {
 }
 
 TEST(TorchtitanJob, LaunchIsTorchrunOfTheTrainModule) {
-  const Exported e = export_plan("llama3-70b", "h100-sxm-80gb:64", "tp=8,pp=1,mb=1,gbs=512,seq=8192,zero=3");
+  const TorchtitanExport e = export_torchtitan_plan("llama3-70b", "h100-sxm-80gb:64", "tp=8,pp=1,mb=1,gbs=512,seq=8192,zero=3");
   EXPECT_NE(e.files.launch_command.find("-m torchtitan.train --module tessera_recipe --config tessera_plan"),
             std::string::npos);
   EXPECT_EQ(e.job.nnodes, 8);
@@ -144,14 +144,14 @@ TEST(TorchtitanJob, LaunchIsTorchrunOfTheTrainModule) {
 // FSDP2's CPU offload (training.enable_cpu_offload) carries parameters, gradients and optimizer
 // together: written only when both are on the CPU, read back by the rule table's reader.
 TEST(TorchtitanJob, CpuOffloadIsFsdp2sWholeStateOffload) {
-  const Exported on = export_plan("llama3-70b", "h100-sxm-80gb:64",
+  const TorchtitanExport on = export_torchtitan_plan("llama3-70b", "h100-sxm-80gb:64",
                                   "tp=8,pp=1,mb=1,gbs=512,seq=8192,recompute=full,zero=3,framework=torchtitan,"
                                   "offload_optimizer=cpu,offload_params=cpu");
   EXPECT_TRUE(on.job.enable_cpu_offload);
   EXPECT_NE(on.files.recipe_py.find("enable_cpu_offload=True"), std::string::npos);
   EXPECT_TRUE(torchtitan_violations(on.job, torchtitan_target(load_cluster("h100-sxm-80gb:64"))).empty());
   expect_batch_semantics(on);
-  const Exported off = export_plan("llama3-70b", "h100-sxm-80gb:64", "tp=8,pp=1,mb=1,gbs=512,seq=8192,recompute=full,zero=3");
+  const TorchtitanExport off = export_torchtitan_plan("llama3-70b", "h100-sxm-80gb:64", "tp=8,pp=1,mb=1,gbs=512,seq=8192,recompute=full,zero=3");
   EXPECT_FALSE(off.job.enable_cpu_offload);
   EXPECT_EQ(off.files.recipe_py.find("enable_cpu_offload"), std::string::npos);
 }

@@ -22,11 +22,11 @@ std::string fixture_path(const std::string& file) {
   return std::string(TESSERA_SOURCE_DIR) + "/tests/fixtures/hf/" + file + ".json";
 }
 
-json fixture(const std::string& file) {
+json hf_fixture(const std::string& file) {
   return json_fields::parse_file(fixture_path(file), "fixture");
 }
 
-ModelSpec load(const std::string& file) { return model_from_hf_config(fixture(file), file); }
+ModelSpec load(const std::string& file) { return model_from_hf_config(hf_fixture(file), file); }
 
 // The field of the Error `config` throws, or "<no error>".
 std::string testing_thrown_field(const json& config) {
@@ -56,7 +56,7 @@ struct Published {
   const char* source;  // where the number comes from
 };
 
-class HfPublishedTotal : public testing::TestWithParam<Published> {};
+class HfPublishedTotal : public ::testing::TestWithParam<Published> {};
 
 TEST_P(HfPublishedTotal, WithinOnePercent) {
   const auto& p = GetParam();
@@ -70,7 +70,7 @@ TEST_P(HfPublishedTotal, WithinOnePercent) {
 
 INSTANTIATE_TEST_SUITE_P(
     Fixtures, HfPublishedTotal,
-    testing::Values(
+    ::testing::Values(
         Published{"llama-2-7b", 6.738415616e9, "Llama 2 paper; 6,738,415,616 in safetensors"},
         Published{"llama-3-8b", 8.030261248e9, "Meta-Llama-3-8B model card: 8.03B"},
         Published{"mistral-7b-v0.1", 7.241732096e9, "Mistral-7B-v0.1: 7.24B"},
@@ -93,7 +93,7 @@ INSTANTIATE_TEST_SUITE_P(
         Published{"qwen3-8b", 8.2e9, "Qwen3-8B model card: 8.2B"},
         Published{"qwen3-235b-a22b", 235e9, "Qwen3-235B-A22B model card: 235B in total"},
         Published{"llama4-maverick", 400e9, "Llama 4 model card: Maverick 400B total"}),
-    [](const testing::TestParamInfo<Published>& info) {
+    [](const ::testing::TestParamInfo<Published>& info) {
       std::string name = info.param.fixture;
       for (char& c : name)
         if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
@@ -162,14 +162,14 @@ TEST(HfConfig, Gpt2UsesItsOwnKeysAndDefaults) {
 }
 
 TEST(HfConfig, TieDefaultsFollowEachArchitecture) {
-  json llama = fixture("llama-2-7b");
+  json llama = hf_fixture("llama-2-7b");
   llama.erase("tie_word_embeddings");
   EXPECT_FALSE(model_from_hf_config(llama, "x").tied_embeddings);
   EXPECT_TRUE(load("gemma-7b").tied_embeddings);  // absent in Gemma's config: tied
   EXPECT_TRUE(load("bloom-560m").tied_embeddings);
   EXPECT_TRUE(load("opt-125m").tied_embeddings);
   EXPECT_FALSE(load("pythia-1b").tied_embeddings);
-  json gpt2 = fixture("gpt2");
+  json gpt2 = hf_fixture("gpt2");
   gpt2["tie_word_embeddings"] = false;
   EXPECT_FALSE(model_from_hf_config(gpt2, "x").tied_embeddings);
 }
@@ -210,7 +210,7 @@ TEST(HfConfig, QwenBiasesAndSharedExperts) {
 }
 
 TEST(HfConfig, QwenMoeDenseLayersFromSparseStepAndMlpOnlyLayers) {
-  json c = fixture("qwen3-30b-a3b");
+  json c = hf_fixture("qwen3-30b-a3b");
   c["decoder_sparse_step"] = 2;  // layers 1, 3, 5, ... are MoE
   c["mlp_only_layers"] = {1};    // ... except layer 1: 3, 5, ..., 47
   const ModelSpec m = model_from_hf_config(c, "x");
@@ -221,7 +221,7 @@ TEST(HfConfig, QwenMoeDenseLayersFromSparseStepAndMlpOnlyLayers) {
     EXPECT_EQ(m.is_moe_layer(i), i >= 3 && i % 2 == 1) << i;
   EXPECT_EQ(m.ffn_hidden, 6144);
 
-  c = fixture("qwen3-30b-a3b");
+  c = hf_fixture("qwen3-30b-a3b");
   c["mlp_only_layers"] = {0, 1, 2, 3};  // leading dense layers
   const ModelSpec leading = model_from_hf_config(c, "x");
   EXPECT_EQ(leading.moe.dense_layers, 4);
@@ -231,18 +231,18 @@ TEST(HfConfig, QwenMoeDenseLayersFromSparseStepAndMlpOnlyLayers) {
 // A dense layer in the middle of an all-MoE stack is not "k dense, then every n-th": the error
 // names the key that made the pattern.
 TEST(HfConfigErrors, InexpressibleLayerPatternNamesTheKey) {
-  json c = fixture("qwen3-30b-a3b");
+  json c = hf_fixture("qwen3-30b-a3b");
   c["mlp_only_layers"] = {5};
   EXPECT_EQ(testing_thrown_field(c), "model.mlp_only_layers");
   EXPECT_NE(error_of(c).find("are not k leading dense layers"), std::string::npos) << error_of(c);
-  c = fixture("qwen3-30b-a3b");
+  c = hf_fixture("qwen3-30b-a3b");
   c["decoder_sparse_step"] = 49;  // no layer (i + 1) % 49 == 0 among 48
   EXPECT_EQ(testing_thrown_field(c), "model.decoder_sparse_step");
-  json ds = fixture("deepseek-v3");
+  json ds = hf_fixture("deepseek-v3");
   ds["first_k_dense_replace"] = 0;
   ds["moe_layer_freq"] = 2;  // MoE layers 0, 2, 4, ...: layer 0 cannot close a group of 2
   EXPECT_EQ(testing_thrown_field(ds), "model.moe_layer_freq");
-  json llama4 = fixture("llama4-maverick");
+  json llama4 = hf_fixture("llama4-maverick");
   llama4["text_config"]["moe_layers"] = {1, 2};
   EXPECT_EQ(testing_thrown_field(llama4), "model.moe_layers");
 }
@@ -287,13 +287,13 @@ TEST(HfConfig, DeepseekV3MtpGroupsAndScoring) {
   EXPECT_EQ(k2.moe.scoring, RouterScoring::sigmoid);
   // DeepSeek's moe_layer_freq (layer i is MoE when i >= first_k and i % freq == 0) maps exactly:
   // with first_k 3 and freq 2 the MoE layers are 4, 6, ..., 60.
-  json c = fixture("deepseek-v3");
+  json c = hf_fixture("deepseek-v3");
   c["moe_layer_freq"] = 2;
   const ModelSpec every_other = model_from_hf_config(c, "x");
   for (std::int64_t i = 0; i < 61; ++i)
     EXPECT_EQ(every_other.is_moe_layer(i), i >= 3 && i % 2 == 0) << i;
   // V2 defaults: softmax gate; "greedy" routing is not group-limited.
-  c = fixture("deepseek-v3");
+  c = hf_fixture("deepseek-v3");
   c["architectures"] = {"DeepseekV2ForCausalLM"};
   for (const char* key : {"scoring_func", "topk_method", "num_nextn_predict_layers"}) c.erase(key);
   const ModelSpec v2 = model_from_hf_config(c, "x");
@@ -329,7 +329,7 @@ TEST(HfConfig, Llama4TextConfigInterleavesMoeLayers) {
   EXPECT_TRUE(m.is_moe_layer(1));
   EXPECT_FALSE(m.is_moe_layer(0));
   // Scout's step 1: every layer MoE, no dense width needed.
-  json scout = fixture("llama4-maverick");
+  json scout = hf_fixture("llama4-maverick");
   scout["text_config"]["interleave_moe_layer_step"] = 1;
   scout["text_config"]["num_local_experts"] = 16;
   scout["text_config"].erase("intermediate_size_mlp");
@@ -340,7 +340,7 @@ TEST(HfConfig, Llama4TextConfigInterleavesMoeLayers) {
   // the import leaves out: the text model is 107.8B).
   EXPECT_NEAR(count_parameters(s).active(), 17e9, 0.5e9);
   // An explicit moe_layers list wins over the step; the text-only class reads the flat config.
-  json flat = fixture("llama4-maverick").at("text_config");
+  json flat = hf_fixture("llama4-maverick").at("text_config");
   flat["architectures"] = {"Llama4ForCausalLM"};
   flat["moe_layers"] = {3, 7, 11, 15, 19, 23, 27, 31, 35, 39, 43, 47};
   const ModelSpec listed = model_from_hf_config(flat, "x");
@@ -370,7 +370,7 @@ TEST(HfConfig, DeepseekV3IsMlaWithLeadingDenseLayers) {
 }
 
 TEST(HfConfig, DeepseekWithoutQLoraRank) {
-  json c = fixture("deepseek-v3");
+  json c = hf_fixture("deepseek-v3");
   c["q_lora_rank"] = nullptr;  // DeepSeek-V2-Lite style
   EXPECT_EQ(model_from_hf_config(c, "x").mla.q_lora_rank, 0);
 }
@@ -391,7 +391,7 @@ TEST(HfConfig, GptOssAlternatesWindowedLayers) {
 }
 
 TEST(HfConfig, GptOssWithoutLayerTypesUsesTheDefaultAlternation) {
-  json c = fixture("gpt-oss-20b");
+  json c = hf_fixture("gpt-oss-20b");
   c.erase("layer_types");
   EXPECT_EQ(model_from_hf_config(c, "x").attention, AttentionKind::gqa_swa);
 }
@@ -401,7 +401,7 @@ TEST(HfConfig, WindowOnEveryLayerIsNotGqaSwa) {
   EXPECT_EQ(mistral.attention, AttentionKind::gqa);
   EXPECT_EQ(mistral.sliding_window, 0);
   EXPECT_EQ(load("phi-3-mini-4k").attention, AttentionKind::mha);
-  json c = fixture("gpt-oss-20b");
+  json c = hf_fixture("gpt-oss-20b");
   c["layer_types"] = json::array();
   for (int i = 0; i < 24; ++i) c["layer_types"].push_back("sliding_attention");
   EXPECT_EQ(model_from_hf_config(c, "x").attention, AttentionKind::gqa);
@@ -413,7 +413,7 @@ TEST(HfConfig, GptNeoAlternatesLocalLayers) {
   EXPECT_EQ(m.sliding_window, 256);
   EXPECT_EQ(m.ffn_hidden, 3072);  // intermediate_size null: 4h
   EXPECT_EQ(m.position, PositionEmbedding::learned);
-  json c = fixture("gpt-neo-125m");
+  json c = hf_fixture("gpt-neo-125m");
   c.erase("attention_layers");  // expanded from attention_types instead
   EXPECT_EQ(model_from_hf_config(c, "x").attention, AttentionKind::gqa_swa);
 }
@@ -421,7 +421,7 @@ TEST(HfConfig, GptNeoAlternatesLocalLayers) {
 // Issue 13: attention_types expands [pattern, repeats]; a hostile repeats count is refused
 // before it allocates, by name, and a repeats count stored as unsigned 2^63 is not wrapped.
 TEST(HfConfigErrors, AttentionTypesExpansionIsBounded) {
-  json c = fixture("gpt-neo-125m");
+  json c = hf_fixture("gpt-neo-125m");
   c.erase("attention_layers");
   for (const char* repeats : {"1000000000", "9223372036854775808", "true"}) {
     c["attention_types"] = json::parse(std::string(R"([[["global", "local"], )") + repeats + "]]");
@@ -489,7 +489,7 @@ TEST(HfConfig, NemotronIsRelu2WithLayerNorm) {
 }
 
 TEST(HfConfig, LlamaAttentionBiasFlags) {
-  json c = fixture("llama-3-8b");
+  json c = hf_fixture("llama-3-8b");
   c["attention_bias"] = true;
   EXPECT_TRUE(model_from_hf_config(c, "x").qkv_bias);
   c["mlp_bias"] = true;
@@ -499,7 +499,7 @@ TEST(HfConfig, LlamaAttentionBiasFlags) {
 }
 
 TEST(HfConfig, ModelTypeStandsInForArchitectures) {
-  json c = fixture("llama-2-7b");
+  json c = hf_fixture("llama-2-7b");
   c.erase("architectures");
   EXPECT_EQ(model_from_hf_config(c, "x").hidden, 4096);
   c["model_type"] = "t5";
@@ -507,7 +507,7 @@ TEST(HfConfig, ModelTypeStandsInForArchitectures) {
 }
 
 TEST(HfConfig, FirstSupportedArchitectureWins) {
-  json c = fixture("llama-2-7b");
+  json c = hf_fixture("llama-2-7b");
   c["architectures"] = {"SomethingElse", "LlamaForCausalLM"};
   EXPECT_EQ(model_from_hf_config(c, "x").layers, 32);
 }
@@ -521,7 +521,7 @@ TEST(HfConfig, LoadModelDispatchesAHfConfigPath) {
 // ---- errors name the field ----
 
 TEST(HfConfigErrors, UnsupportedArchitectureListsTheSupportedOnes) {
-  json c = fixture("llama-2-7b");
+  json c = hf_fixture("llama-2-7b");
   c["architectures"] = {"T5ForConditionalGeneration"};
   const std::string what = error_of(c);
   EXPECT_NE(what.find("model.architectures"), std::string::npos) << what;
@@ -534,23 +534,23 @@ TEST(HfConfigErrors, UnsupportedArchitectureListsTheSupportedOnes) {
 }
 
 TEST(HfConfigErrors, MissingKeyIsNamed) {
-  json c = fixture("llama-2-7b");
+  json c = hf_fixture("llama-2-7b");
   c.erase("hidden_size");
   EXPECT_NE(error_of(c).find("model.hidden_size: missing"), std::string::npos) << error_of(c);
 
-  json gpt2 = fixture("gpt2");
+  json gpt2 = hf_fixture("gpt2");
   gpt2.erase("n_embd");
   EXPECT_NE(error_of(gpt2).find("model.n_embd: missing"), std::string::npos) << error_of(gpt2);
 
-  json ds = fixture("deepseek-v3");
+  json ds = hf_fixture("deepseek-v3");
   ds.erase("kv_lora_rank");
   EXPECT_NE(error_of(ds).find("model.kv_lora_rank"), std::string::npos) << error_of(ds);
 
-  json mixtral = fixture("mixtral-8x7b-v0.1");
+  json mixtral = hf_fixture("mixtral-8x7b-v0.1");
   mixtral["num_local_experts"] = nullptr;
   EXPECT_NE(error_of(mixtral).find("model.num_local_experts"), std::string::npos);
 
-  json qwen = fixture("qwen1.5-moe-a2.7b");
+  json qwen = hf_fixture("qwen1.5-moe-a2.7b");
   qwen.erase("shared_expert_intermediate_size");
   EXPECT_NE(error_of(qwen).find("model.shared_expert_intermediate_size"), std::string::npos);
 
@@ -558,33 +558,33 @@ TEST(HfConfigErrors, MissingKeyIsNamed) {
 }
 
 TEST(HfConfigErrors, MalformedValuesAreNamed) {
-  json c = fixture("llama-2-7b");
+  json c = hf_fixture("llama-2-7b");
   c["hidden_size"] = "4096";
   EXPECT_NE(error_of(c).find("model.hidden_size: expected an integer"), std::string::npos)
       << error_of(c);
 
-  c = fixture("llama-2-7b");
+  c = hf_fixture("llama-2-7b");
   c["num_hidden_layers"] = 32.5;
   EXPECT_NE(error_of(c).find("model.num_hidden_layers"), std::string::npos) << error_of(c);
 
-  c = fixture("llama-2-7b");
+  c = hf_fixture("llama-2-7b");
   c["tie_word_embeddings"] = "no";
   EXPECT_NE(error_of(c).find("model.tie_word_embeddings"), std::string::npos) << error_of(c);
 
-  c = fixture("llama-2-7b");
+  c = hf_fixture("llama-2-7b");
   c["architectures"] = "LlamaForCausalLM";
   EXPECT_NE(error_of(c).find("model.architectures: expected a list"), std::string::npos);
 
-  c = fixture("gpt-oss-20b");
+  c = hf_fixture("gpt-oss-20b");
   c["layer_types"] = {1, 2};
   EXPECT_NE(error_of(c).find("model.layer_types"), std::string::npos) << error_of(c);
 
-  c = fixture("gpt-neo-125m");
+  c = hf_fixture("gpt-neo-125m");
   c.erase("attention_layers");
   c["attention_types"] = {{"global", 6}};
   EXPECT_NE(error_of(c).find("model.attention_types"), std::string::npos) << error_of(c);
 
-  c = fixture("qwen3-30b-a3b");
+  c = hf_fixture("qwen3-30b-a3b");
   c["mlp_only_layers"] = "none";
   EXPECT_NE(error_of(c).find("model.mlp_only_layers"), std::string::npos) << error_of(c);
 
@@ -592,47 +592,47 @@ TEST(HfConfigErrors, MalformedValuesAreNamed) {
 }
 
 TEST(HfConfigErrors, AbsurdValuesFailValidation) {
-  json c = fixture("llama-2-7b");
+  json c = hf_fixture("llama-2-7b");
   c["num_hidden_layers"] = 0;
   EXPECT_NE(error_of(c).find("model.layers"), std::string::npos) << error_of(c);
 
-  c = fixture("llama-2-7b");
+  c = hf_fixture("llama-2-7b");
   c["num_attention_heads"] = -32;
   EXPECT_NE(error_of(c).find("model.heads"), std::string::npos) << error_of(c);
 
-  c = fixture("llama-2-7b");
+  c = hf_fixture("llama-2-7b");
   c["num_attention_heads"] = 0;  // head_dim's default must not divide by zero
   EXPECT_NE(error_of(c).find("model.heads"), std::string::npos) << error_of(c);
 
-  c = fixture("llama-3-8b");
+  c = hf_fixture("llama-3-8b");
   c["num_key_value_heads"] = 3;
   EXPECT_NE(error_of(c).find("model.kv_heads"), std::string::npos) << error_of(c);
 
-  c = fixture("llama-2-7b");
+  c = hf_fixture("llama-2-7b");
   c["vocab_size"] = -1;
   EXPECT_NE(error_of(c).find("model.vocab"), std::string::npos) << error_of(c);
 
-  c = fixture("gpt2");
+  c = hf_fixture("gpt2");
   c["n_embd"] = std::int64_t{4'000'000'000'000'000'000};  // 4h would overflow
   EXPECT_NE(error_of(c).find("model.hidden"), std::string::npos) << error_of(c);
 
-  c = fixture("mixtral-8x7b-v0.1");
+  c = hf_fixture("mixtral-8x7b-v0.1");
   c["num_experts_per_tok"] = 9;
   EXPECT_NE(error_of(c).find("model.moe.top_k"), std::string::npos) << error_of(c);
 
-  c = fixture("mixtral-8x7b-v0.1");
+  c = hf_fixture("mixtral-8x7b-v0.1");
   c["num_local_experts"] = 1;
   EXPECT_NE(error_of(c).find("model.num_local_experts"), std::string::npos) << error_of(c);
 
-  c = fixture("deepseek-v3");
+  c = hf_fixture("deepseek-v3");
   c["first_k_dense_replace"] = 61;  // no MoE layer left
   EXPECT_NE(error_of(c).find("model.first_k_dense_replace"), std::string::npos) << error_of(c);
 
-  c = fixture("deepseek-v3");
+  c = hf_fixture("deepseek-v3");
   c["kv_lora_rank"] = 0;
   EXPECT_NE(error_of(c).find("model.mla.kv_lora_rank"), std::string::npos) << error_of(c);
 
-  c = fixture("gpt-oss-20b");
+  c = hf_fixture("gpt-oss-20b");
   c["sliding_window"] = 0;
   EXPECT_NE(error_of(c).find("model.sliding_window"), std::string::npos) << error_of(c);
 }
@@ -668,7 +668,7 @@ TEST(HfConfigRope, ThetaScalingAndEpsilonOfEachFamily) {
   EXPECT_EQ(ds.moe.topk_scaling, 2.5);
   EXPECT_TRUE(ds.moe.sequence_aux_loss);
   EXPECT_EQ(load("gpt2").norm_eps, 1e-5);  // layer_norm_epsilon
-  json c = fixture("llama-3-8b");
+  json c = hf_fixture("llama-3-8b");
   c["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
                        {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 8192}};
   const ModelSpec scaled = model_from_hf_config(c, "llama-3.1-8b");
@@ -691,7 +691,7 @@ TEST(HfConfigRope, GptOssGluIsClampedQuickGelu) {
 
 TEST(HfConfigGemma, Gemma2SoftCapsAlternatesWindowsAndKeepsItsHeadDim) {
   for (const char* name : {"gemma-2-9b", "gemma-2-27b"}) {
-    const json c = fixture(name);
+    const json c = hf_fixture(name);
     const ModelSpec m = load(name);
     EXPECT_EQ(m.head_dim, c["head_dim"].get<std::int64_t>()) << name;
     EXPECT_EQ(m.attention_logit_softcap, 50.0);
@@ -724,7 +724,7 @@ TEST(HfConfigGemma, Gemma3TextConfigFiveLocalLayersPerGlobal) {
   EXPECT_EQ(m.rope_scaling.kind, RopeScalingKind::linear);
   EXPECT_EQ(m.rope_scaling.factor, 8.0);
   EXPECT_EQ(m.rope_base, 1e6);
-  json c = fixture("gemma-3-27b");
+  json c = hf_fixture("gemma-3-27b");
   c["text_config"]["layer_types"] = json::array();
   for (int i = 0; i < 62; ++i) c["text_config"]["layer_types"].push_back(i % 2 ? "full_attention" : "sliding_attention");
   EXPECT_NE(model_from_hf_config(c, "g").attention, AttentionKind::gqa_swa);  // not the 5:1 pattern
@@ -766,9 +766,9 @@ TEST(HfModelName, ANonStringNameOrPathIsRefusedByName) {
 }
 
 TEST(HfModelName, LoadModelUsesIt) {
-  const std::string fixture = std::string(TESSERA_SOURCE_DIR) + "/tests/fixtures/hf/";
-  EXPECT_EQ(load_model(fixture + "llama-2-7b.json").name, "Llama-2-7b-hf");  // _name_or_path
-  EXPECT_EQ(load_model(fixture + "bloom-560m.json").name, "bloom-560m");     // the file
+  const std::string hf_fixture = std::string(TESSERA_SOURCE_DIR) + "/tests/fixtures/hf/";
+  EXPECT_EQ(load_model(hf_fixture + "llama-2-7b.json").name, "Llama-2-7b-hf");  // _name_or_path
+  EXPECT_EQ(load_model(hf_fixture + "bloom-560m.json").name, "bloom-560m");     // the file
 }
 
 }  // namespace

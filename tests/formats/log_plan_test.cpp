@@ -16,12 +16,13 @@
 namespace tessera {
 namespace {
 
+using testing::log_fixture;
+
 using testing::thrown_field;
 
-std::string fixture(const std::string& name) { return testing::log_fixture(name); }
 
 TEST(LogPlan, DumpGivesThePlanOfTheFixture) {
-  const TrainingLog log = parse_training_log(fixture("megatron_mixtral_h100.log"), "m");
+  const TrainingLog log = parse_training_log(log_fixture("megatron_mixtral_h100.log"), "m");
   const ModelSpec model = builtin_model("mixtral-8x7b");
   const Cluster cluster = load_cluster("h100-sxm-80gb:16");
   const PlanRequest r = plan_from_megatron_log(log, model, cluster);
@@ -39,7 +40,7 @@ TEST(LogPlan, DumpGivesThePlanOfTheFixture) {
 }
 
 TEST(LogPlan, ModelShapeFromTheDump) {
-  const TrainingLog log = parse_training_log(fixture("megatron_mixtral_h100.log"), "m");
+  const TrainingLog log = parse_training_log(log_fixture("megatron_mixtral_h100.log"), "m");
   const ModelSpec m = model_from_megatron_log(log, "from-log");
   EXPECT_EQ(m.layers, 32);
   EXPECT_EQ(m.hidden, 4096);
@@ -50,14 +51,14 @@ TEST(LogPlan, ModelShapeFromTheDump) {
   EXPECT_EQ(m.moe.top_k, 2);
   EXPECT_EQ(m.mlp, MlpType::swiglu);
   EXPECT_FALSE(m.tied_embeddings);
-  std::string text = fixture("megatron_mixtral_h100.log");
+  std::string text = log_fixture("megatron_mixtral_h100.log");
   text.replace(text.find("  num_layers "), 13, "  num_layerz ");
   const TrainingLog missing = parse_training_log(text, "m");
   EXPECT_EQ(thrown_field([&] { model_from_megatron_log(missing, "x"); }), "log:m:6.num_layers");
 }
 
 TEST(LogPlan, ContradictionNamesTheDumpLine) {
-  const TrainingLog log = parse_training_log(fixture("megatron_mixtral_h100.log"), "m");
+  const TrainingLog log = parse_training_log(log_fixture("megatron_mixtral_h100.log"), "m");
   const ModelSpec model = builtin_model("mixtral-8x7b");
   const Cluster cluster = load_cluster("h100-sxm-80gb:16");
   const PlanRequest given = load_plan("tp=2,pp=1,mb=1,gbs=128,seq=4096", model, cluster);
@@ -75,7 +76,7 @@ TEST(LogPlan, ContradictionNamesTheDumpLine) {
 }
 
 TEST(LogPlan, TorchtitanMeshContradictionIsNamed) {
-  const TrainingLog log = parse_training_log(fixture("torchtitan_rank0.log"), "t");
+  const TrainingLog log = parse_training_log(log_fixture("torchtitan_rank0.log"), "t");
   const ModelSpec model = builtin_model("llama3-8b");
   const Cluster cluster = load_cluster("h100-sxm-80gb:2");
   const PlanRequest ok = load_plan("tp=1,pp=1,mb=4,gbs=8,seq=2048,zero=3", model, cluster);

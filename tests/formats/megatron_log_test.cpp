@@ -13,12 +13,13 @@
 namespace tessera {
 namespace {
 
+using testing::log_fixture;
+
 using testing::thrown_field;
 
-std::string fixture(const std::string& name) { return testing::log_fixture(name); }
 
 TEST(MegatronLog, ReadsTheIssueExcerptsNumbers) {
-  const TrainingLog log = parse_training_log(fixture("megatron_mixtral_h100.log"), "m");
+  const TrainingLog log = parse_training_log(log_fixture("megatron_mixtral_h100.log"), "m");
   ASSERT_EQ(log.iterations.size(), 3u);
   const LogIteration& it = log.iterations[1];  // issue #756: iteration 72
   EXPECT_EQ(it.iteration, 72);
@@ -30,7 +31,7 @@ TEST(MegatronLog, ReadsTheIssueExcerptsNumbers) {
 }
 
 TEST(MegatronLog, RoundTripsItsIterationLines) {
-  const TrainingLog log = parse_training_log(fixture("megatron_mixtral_h100.log"), "m");
+  const TrainingLog log = parse_training_log(log_fixture("megatron_mixtral_h100.log"), "m");
   std::string text;
   for (const LogIteration& it : log.iterations) text += megatron_iteration_line(it, 100) + "\n";
   const TrainingLog back = parse_training_log(text, "r");
@@ -45,7 +46,7 @@ TEST(MegatronLog, RoundTripsItsIterationLines) {
 }
 
 TEST(MegatronLog, ReadsTheArgumentDumpAndThePeakMemory) {
-  const TrainingLog log = parse_training_log(fixture("megatron_mixtral_h100.log"), "m");
+  const TrainingLog log = parse_training_log(log_fixture("megatron_mixtral_h100.log"), "m");
   EXPECT_EQ(log.arguments_line, 6u);
   EXPECT_EQ(log.arguments.at("tensor_model_parallel_size"), "4");
   EXPECT_EQ(log.arguments.at("adam_eps"), "1e-08");  // a real line of the issue
@@ -55,7 +56,7 @@ TEST(MegatronLog, ReadsTheArgumentDumpAndThePeakMemory) {
 }
 
 TEST(MegatronLog, DumpWithoutEndOrWithAGarbledLineIsAnError) {
-  std::string text = fixture("megatron_mixtral_h100.log");
+  std::string text = log_fixture("megatron_mixtral_h100.log");
   std::string cut = text;
   cut.replace(cut.find("-------------------- end of arguments"), 5, "xxxxx");
   EXPECT_EQ(thrown_field([&] { parse_training_log(cut, "m"); }), "log:m:6");
@@ -65,7 +66,7 @@ TEST(MegatronLog, DumpWithoutEndOrWithAGarbledLineIsAnError) {
 }
 
 TEST(MegatronLog, UnreadableMemoryReportIsAnError) {
-  std::string text = fixture("megatron_mixtral_h100.log");
+  std::string text = log_fixture("megatron_mixtral_h100.log");
   text.replace(text.find("max reserved: 59410.00"), 22, "max reserved: 59,410");
   EXPECT_EQ(thrown_field([&] { parse_training_log(text, "m"); }), "log:m:59");
 }

@@ -17,7 +17,7 @@ namespace {
 
 using testing::thrown_field;
 
-std::string fixture(const std::string& name) {
+std::string nccl_fixture(const std::string& name) {
   const std::string path = std::string(TESSERA_SOURCE_DIR) + "/tests/fixtures/bench/" + name;
   return json_fields::read_text_file(path, "fixture");
 }
@@ -26,7 +26,7 @@ std::string fixture(const std::string& name) {
 const std::string kAllReduceLine = "# Collective test starting: all_reduce_perf\n";
 
 template <typename Fn>
-std::string thrown_message(Fn&& fn) {
+std::string nccl_thrown_message(Fn&& fn) {
   try {
     fn();
   } catch (const Error& e) {
@@ -62,11 +62,11 @@ const std::vector<FixtureCase>& parsing_fixtures() {
 }
 
 NcclTestsRun parse_case(const FixtureCase& c) {
-  return parse_nccl_tests(c.prefix + fixture(c.name), c.name, c.shape);
+  return parse_nccl_tests(c.prefix + nccl_fixture(c.name), c.name, c.shape);
 }
 
 TEST(NcclTests, NewestLayoutReadsToTheNumbersPrinted) {
-  const NcclTestsRun run = parse_nccl_tests(fixture("all_reduce_gb10_2x1.txt"), "gb10.txt");
+  const NcclTestsRun run = parse_nccl_tests(nccl_fixture("all_reduce_gb10_2x1.txt"), "gb10.txt");
   EXPECT_EQ(run.collective, NcclCollective::all_reduce);
   EXPECT_EQ(run.ranks, 2);
   EXPECT_EQ(run.nodes, 2);  // spark-d708 and spark-dbf4
@@ -187,9 +187,9 @@ TEST(NcclTests, RenderedRunReadsBackToTheSameValues) {
 }
 
 TEST(NcclTests, RealTruncatedExcerptNamesItsLastLine) {
-  const std::string text = fixture("alltoall_h100_1x4_truncated.txt");
+  const std::string text = nccl_fixture("alltoall_h100_1x4_truncated.txt");
   EXPECT_EQ(thrown_field([&] { parse_nccl_tests(text, "a2a.txt"); }), "nccl:a2a.txt:14");
-  EXPECT_NE(thrown_message([&] { parse_nccl_tests(text, "a2a.txt"); }).find("#wrong 'N'"), std::string::npos);
+  EXPECT_NE(nccl_thrown_message([&] { parse_nccl_tests(text, "a2a.txt"); }).find("#wrong 'N'"), std::string::npos);
   // Completed as nccl-tests prints it (alltoall.cu: no in-place check), the row is valid.
   const NcclTestsRun run = parse_nccl_tests(replace_once(text, "    N\n", "    N/A\n"), "a2a.txt");
   EXPECT_EQ(run.ranks, 4);
@@ -197,7 +197,7 @@ TEST(NcclTests, RealTruncatedExcerptNamesItsLastLine) {
 }
 
 TEST(NcclTests, TruncatedAndGarbledRowsNameTheLine) {
-  const std::string text = fixture("all_reduce_gb10_2x1.txt");
+  const std::string text = nccl_fixture("all_reduce_gb10_2x1.txt");
   const std::string last = "       65536         16384     float     sum      -1    67.93    0.96    0.96       0    64.71    1.01    1.01       0\n";
   const std::string cut = replace_once(text, last, last.substr(0, 70));
   EXPECT_EQ(thrown_field([&] { parse_nccl_tests(cut, "f"); }), "nccl:f:15");
@@ -211,21 +211,21 @@ TEST(NcclTests, TruncatedAndGarbledRowsNameTheLine) {
 }
 
 TEST(NcclTests, FailedDataCheckIsRefused) {
-  const std::string text = fixture("all_reduce_gb10_2x1.txt");
+  const std::string text = nccl_fixture("all_reduce_gb10_2x1.txt");
   const std::string wrong = replace_once(text, "0.52       0    30.75", "0.52      12    30.75");
   EXPECT_EQ(thrown_field([&] { parse_nccl_tests(wrong, "f"); }), "nccl:f:13");
-  EXPECT_NE(thrown_message([&] { parse_nccl_tests(wrong, "f"); }).find("data check failed"), std::string::npos);
-  const std::string footer = kAllReduceLine + replace_once(fixture("all_reduce_v100_8x8_legacy.txt"),
+  EXPECT_NE(nccl_thrown_message([&] { parse_nccl_tests(wrong, "f"); }).find("data check failed"), std::string::npos);
+  const std::string footer = kAllReduceLine + replace_once(nccl_fixture("all_reduce_v100_8x8_legacy.txt"),
                                                            "values : 0 OK", "values : 3 FAILED");
   EXPECT_EQ(thrown_field([&] { parse_nccl_tests(footer, "f", {8, 8}); }), "nccl:f:8");
 }
 
 TEST(NcclTests, WrongRankCountBreaksTheArithmetic) {
   // all_gather: size = count x 4 bytes x ranks, so 16 ranks cannot be right.
-  const std::string gather = fixture("all_gather_mi250x_4x8_srun.txt");
+  const std::string gather = nccl_fixture("all_gather_mi250x_4x8_srun.txt");
   EXPECT_EQ(thrown_field([&] { parse_nccl_tests(gather, "f", {4, 4}); }), "nccl:f:5");
   // all_reduce: busbw / algbw = 2(n-1)/n is 1.97 for 64 ranks, 1.94 for 32.
-  const std::string reduce = kAllReduceLine + fixture("all_reduce_v100_8x8_legacy.txt");
+  const std::string reduce = kAllReduceLine + nccl_fixture("all_reduce_v100_8x8_legacy.txt");
   EXPECT_EQ(thrown_field([&] { parse_nccl_tests(reduce, "f", {4, 8}); }), "nccl:f:6");
   // Swapped algbw and busbw columns break algbw = size / time.
   const std::string swapped = replace_once(reduce, "122131    2.20    4.33", "122131    4.33    2.20");
@@ -233,27 +233,27 @@ TEST(NcclTests, WrongRankCountBreaksTheArithmetic) {
 }
 
 TEST(NcclTests, MissingCollectiveOrShapeAsksForIt) {
-  const std::string legacy = fixture("all_reduce_v100_8x8_legacy.txt");
-  const std::string no_collective = thrown_message([&] { parse_nccl_tests(legacy, "ar.txt", {8, 8}); });
+  const std::string legacy = nccl_fixture("all_reduce_v100_8x8_legacy.txt");
+  const std::string no_collective = nccl_thrown_message([&] { parse_nccl_tests(legacy, "ar.txt", {8, 8}); });
   EXPECT_NE(no_collective.find("Collective test starting"), std::string::npos) << no_collective;
-  const std::string no_shape = thrown_message([&] { parse_nccl_tests(kAllReduceLine + legacy, "ar.txt"); });
+  const std::string no_shape = nccl_thrown_message([&] { parse_nccl_tests(kAllReduceLine + legacy, "ar.txt"); });
   EXPECT_NE(no_shape.find("ar.txt@2x8"), std::string::npos) << no_shape;
   // A shape that contradicts the rank lines.
-  const std::string gb10 = fixture("all_reduce_gb10_2x1.txt");
-  EXPECT_NE(thrown_message([&] { parse_nccl_tests(gb10, "f", {1, 2}); }).find("disagrees"), std::string::npos);
+  const std::string gb10 = nccl_fixture("all_reduce_gb10_2x1.txt");
+  EXPECT_NE(nccl_thrown_message([&] { parse_nccl_tests(gb10, "f", {1, 2}); }).find("disagrees"), std::string::npos);
 }
 
 TEST(NcclTests, RankLinesMustBeCompleteAndDistinct) {
-  const std::string gb10 = fixture("all_reduce_gb10_2x1.txt");
+  const std::string gb10 = nccl_fixture("all_reduce_gb10_2x1.txt");
   // Every process printing "Rank 0": a build without MPI=1, each process ran alone.
   EXPECT_EQ(thrown_field([&] { parse_nccl_tests(replace_once(gb10, "Rank  1", "Rank  0"), "f"); }), "nccl:f:7");
-  EXPECT_NE(thrown_message([&] { parse_nccl_tests(replace_once(gb10, "Rank  1", "Rank  2"), "f"); })
+  EXPECT_NE(nccl_thrown_message([&] { parse_nccl_tests(replace_once(gb10, "Rank  1", "Rank  2"), "f"); })
                 .find("missing"),
             std::string::npos);
 }
 
 TEST(NcclTests, OneRunOfOneCollectivePerFile) {
-  const std::string gb10 = fixture("all_reduce_gb10_2x1.txt");
+  const std::string gb10 = nccl_fixture("all_reduce_gb10_2x1.txt");
   EXPECT_EQ(thrown_field([&] { parse_nccl_tests(gb10 + gb10, "f"); }), "nccl:f:18");  // second nThread line
   EXPECT_EQ(thrown_field([&] { parse_nccl_tests(gb10 + "# Collective test starting: all_gather_perf\n", "f"); }),
             "nccl:f:16");
@@ -266,7 +266,7 @@ TEST(NcclTests, OneRunOfOneCollectivePerFile) {
 }
 
 TEST(NcclTests, SizeAndCountMustAgreeOnEmptiness) {
-  const std::string rs = "# Collective test starting: reduce_scatter_perf\n" + fixture("reduce_scatter_2x4.txt");
+  const std::string rs = "# Collective test starting: reduce_scatter_perf\n" + nccl_fixture("reduce_scatter_2x4.txt");
   const std::string bad = replace_once(rs, "           0             0     float", "           0             4     float");
   EXPECT_EQ(thrown_field([&] { parse_nccl_tests(bad, "f", {2, 4}); }), "nccl:f:5");
 }

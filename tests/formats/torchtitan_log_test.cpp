@@ -13,12 +13,13 @@
 namespace tessera {
 namespace {
 
+using testing::log_fixture;
+
 using testing::thrown_field;
 
-std::string fixture(const std::string& name) { return testing::log_fixture(name); }
 
 TEST(TorchtitanLog, ReadsThePrExcerptsNumbers) {
-  const TrainingLog log = parse_training_log(fixture("torchtitan_rank0.log"), "t");
+  const TrainingLog log = parse_training_log(log_fixture("torchtitan_rank0.log"), "t");
   ASSERT_EQ(log.iterations.size(), 9u);
   const LogIteration& first = log.iterations[0];  // coloured step 1
   EXPECT_EQ(first.iteration, 1);
@@ -37,7 +38,7 @@ TEST(TorchtitanLog, ReadsThePrExcerptsNumbers) {
 }
 
 TEST(TorchtitanLog, IterationTimeIsTokensPerStepOverGpusTimesTps) {
-  const TrainingLog log = parse_training_log(fixture("torchtitan_rank0.log"), "t");
+  const TrainingLog log = parse_training_log(log_fixture("torchtitan_rank0.log"), "t");
   // 16384 tokens per step over 2 GPUs at 7,334 tokens/s/GPU.
   EXPECT_DOUBLE_EQ(log.iterations[2].iteration_time_s, 16384.0 / (2 * 7334.0));
   // Closed form: time x GPUs x tps gives back the step's tokens.
@@ -47,16 +48,16 @@ TEST(TorchtitanLog, IterationTimeIsTokensPerStepOverGpusTimesTps) {
 }
 
 TEST(TorchtitanLog, OldMeshLineGivesTheGpusAndTheCallerTheTokens) {
-  const TrainingLog unknown = parse_training_log(fixture("torchtitan_old_mesh.log"), "o");
+  const TrainingLog unknown = parse_training_log(log_fixture("torchtitan_old_mesh.log"), "o");
   EXPECT_EQ(unknown.arguments.at("world_size"), "8");
   EXPECT_EQ(thrown_field([&] { unknown.steady_iteration_time_s(); }), "log:o:4");
-  const TrainingLog known = parse_training_log(fixture("torchtitan_old_mesh.log"), "o", {.tokens_per_step = 65536, .gpus = 0});
+  const TrainingLog known = parse_training_log(log_fixture("torchtitan_old_mesh.log"), "o", {.tokens_per_step = 65536, .gpus = 0});
   EXPECT_DOUBLE_EQ(known.iterations[1].iteration_time_s, 65536.0 / (8 * 168877.0));
 }
 
 TEST(TorchtitanLog, RoundTripsItsStepLines) {
   for (const char* name : {"torchtitan_rank0.log", "torchtitan_old_mesh.log"}) {
-    const TrainingLog log = parse_training_log(fixture(name), name);
+    const TrainingLog log = parse_training_log(log_fixture(name), name);
     std::string text;
     for (const LogIteration& it : log.iterations) text += torchtitan_step_line(it) + "\n";
     const TrainingLog back = parse_training_log(text, "r");

@@ -13,9 +13,10 @@
 namespace tessera {
 namespace {
 
+using testing::log_fixture;
+
 using testing::thrown_field;
 
-std::string fixture(const std::string& name) { return testing::log_fixture(name); }
 
 LogIteration entry(std::int64_t iteration, std::int64_t gbs = 128) {
   LogIteration it;
@@ -26,9 +27,9 @@ LogIteration entry(std::int64_t iteration, std::int64_t gbs = 128) {
 }
 
 TEST(TrainingLog, DetectsEachFixturesFormat) {
-  EXPECT_EQ(parse_training_log(fixture("megatron_mixtral_h100.log"), "m").format, "megatron-lm");
-  EXPECT_EQ(parse_training_log(fixture("torchtitan_rank0.log"), "t").format, "torchtitan");
-  EXPECT_EQ(parse_training_log(fixture("torchtitan_old_mesh.log"), "o").format, "torchtitan");
+  EXPECT_EQ(parse_training_log(log_fixture("megatron_mixtral_h100.log"), "m").format, "megatron-lm");
+  EXPECT_EQ(parse_training_log(log_fixture("torchtitan_rank0.log"), "t").format, "torchtitan");
+  EXPECT_EQ(parse_training_log(log_fixture("torchtitan_old_mesh.log"), "o").format, "torchtitan");
 }
 
 TEST(TrainingLog, WarmupDropsTheFirstEntryAndTheFirstTenPercent) {
@@ -56,7 +57,7 @@ TEST(TrainingLog, NoSteadyEntryIsAnError) {
 }
 
 TEST(TrainingLog, SteadyTimeIsTheMedianAfterWarmup) {
-  const TrainingLog log = parse_training_log(fixture("megatron_mixtral_h100.log"), "m");
+  const TrainingLog log = parse_training_log(log_fixture("megatron_mixtral_h100.log"), "m");
   ASSERT_EQ(log.warmup_iterations, 1u);  // iteration 71 dropped; 10% of 73 drops nothing more
   EXPECT_DOUBLE_EQ(log.steady_iteration_time_s(), 0.5 * (5.4707 + 5.8299));
 }
@@ -71,29 +72,29 @@ TEST(TrainingLog, StripsAnsiAndRankPrefixes) {
 }
 
 TEST(TrainingLog, TwoRanksInterleavedNameTheSecondRanksFirstLine) {
-  std::string text = fixture("torchtitan_old_mesh.log");
+  std::string text = log_fixture("torchtitan_old_mesh.log");
   text += "[rank1]:[titan] 2025-06-26 18:23:14,680 - root - INFO - step:  4  loss:  8.0119  memory:  2.66GiB(2.80%)  tps: 175,000  tflops: 12.59  mfu: 1.27%\n";
   EXPECT_EQ(thrown_field([&] { parse_training_log(text, "x.log"); }), "log:x.log:6");
   // Unprefixed output of every rank repeats the step (PR #2389's log).
-  EXPECT_EQ(thrown_field([&] { parse_training_log(fixture("torchtitan_interleaved.log"), "i.log"); }), "log:i.log:2");
+  EXPECT_EQ(thrown_field([&] { parse_training_log(log_fixture("torchtitan_interleaved.log"), "i.log"); }), "log:i.log:2");
 }
 
 TEST(TrainingLog, TruncatedLastLineIsAnError) {
-  std::string text = fixture("megatron_mixtral_h100.log");
+  std::string text = log_fixture("megatron_mixtral_h100.log");
   text.resize(text.size() - 60);  // cut inside iteration 73's line
   EXPECT_EQ(thrown_field([&] { parse_training_log(text, "m"); }), "log:m:62");
   // A torchtitan line cut after a complete-looking number: no newline at the end.
-  std::string titan = fixture("torchtitan_old_mesh.log");
+  std::string titan = log_fixture("torchtitan_old_mesh.log");
   titan.resize(titan.find("tps: 175,100") + 8);
   EXPECT_EQ(thrown_field([&] { parse_training_log(titan, "t"); }), "log:t:5");
 }
 
 TEST(TrainingLog, GarbledNumberIsAnError) {
-  std::string text = fixture("megatron_mixtral_h100.log");
+  std::string text = log_fixture("megatron_mixtral_h100.log");
   const std::size_t at = text.find("5470.7");
   text.replace(at, 6, "54x0.7");
   EXPECT_EQ(thrown_field([&] { parse_training_log(text, "m"); }), "log:m:61");
-  std::string titan = fixture("torchtitan_rank0.log");
+  std::string titan = log_fixture("torchtitan_rank0.log");
   titan.replace(titan.find("7,334"), 5, "73,34");  // not Python's {:,} grouping
   EXPECT_EQ(thrown_field([&] { parse_training_log(titan, "t"); }), "log:t:6");
 }
@@ -105,7 +106,7 @@ TEST(TrainingLog, NoIterationLineIsAnError) {
 }
 
 TEST(TrainingLog, CheckpointLinesAreNotIterationLines) {
-  std::string text = fixture("megatron_mixtral_h100.log");
+  std::string text = log_fixture("megatron_mixtral_h100.log");
   text += "  successfully saved checkpoint from iteration     100 to /ckpt [ t 1/4, p 1/1 ]\n";
   EXPECT_EQ(parse_training_log(text, "m").iterations.size(), 3u);
 }

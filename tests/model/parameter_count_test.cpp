@@ -63,7 +63,7 @@ TEST(ParameterCount, GptMatchesMegatronClosedForm) {
   const i64 vocab = 51200;
   const i64 seq = 2048;
   for (const auto& s : shapes) {
-    SCOPED_TRACE(testing::Message() << "l=" << s.layers << " h=" << s.hidden);
+    SCOPED_TRACE(::testing::Message() << "l=" << s.layers << " h=" << s.hidden);
     const auto c = count_parameters(gpt(s.layers, s.hidden, s.heads, vocab, seq));
     const i64 l = s.layers;
     const i64 h = s.hidden;

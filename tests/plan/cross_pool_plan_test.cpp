@@ -17,7 +17,7 @@ CrossPoolPlan valid_plan() {
   return plan;
 }
 
-std::string field_of(const CrossPoolPlan& plan, const ModelSpec& model, const MixedCluster& cluster,
+std::string cross_pool_field_of(const CrossPoolPlan& plan, const ModelSpec& model, const MixedCluster& cluster,
                      const Workload& w) {
   try {
     validate_cross_pool_plan(plan, model, cluster, w);
@@ -31,51 +31,51 @@ TEST(CrossPoolPlan, EachBrokenRuleNamesItsField) {
   const ModelSpec model = builtin_model("llama3-8b");  // 32 layers, 32 heads, 8 kv heads
   const MixedCluster cluster = load_mixed_cluster("a100-sxm-40gb:16+h100-sxm-80gb:8");
   const Workload w{32, 4096};
-  EXPECT_EQ(field_of(valid_plan(), model, cluster, w), "");
+  EXPECT_EQ(cross_pool_field_of(valid_plan(), model, cluster, w), "");
   CrossPoolPlan p = valid_plan();
   p.segments.pop_back();
-  EXPECT_EQ(field_of(p, model, cluster, w), "segments");
+  EXPECT_EQ(cross_pool_field_of(p, model, cluster, w), "segments");
   p = valid_plan();
   p.segments[1].pool = 0;
-  EXPECT_EQ(field_of(p, model, cluster, w), "stages");  // 8 GPUs of the 16-GPU pool
+  EXPECT_EQ(cross_pool_field_of(p, model, cluster, w), "stages");  // 8 GPUs of the 16-GPU pool
   p = valid_plan();
   p.segments[1].pool = 5;
-  EXPECT_EQ(field_of(p, model, cluster, w), "pool");
+  EXPECT_EQ(cross_pool_field_of(p, model, cluster, w), "pool");
   p = valid_plan();
   p.segments[0].stages = 1;  // 2 x 4 x 1 = 8 of 16
   p.segments[0].layers = 10;
-  EXPECT_EQ(field_of(p, model, cluster, w), "stages");
+  EXPECT_EQ(cross_pool_field_of(p, model, cluster, w), "stages");
   p = valid_plan();
   p.segments[0].tp = 3;
-  EXPECT_EQ(field_of(p, model, cluster, w), "tp");
+  EXPECT_EQ(cross_pool_field_of(p, model, cluster, w), "tp");
   p = valid_plan();
   p.segments[0].tp = 16;  // beyond a node
-  EXPECT_EQ(field_of(p, model, cluster, w), "tp");
+  EXPECT_EQ(cross_pool_field_of(p, model, cluster, w), "tp");
   p = valid_plan();
   p.segments[1].layers = 21;
-  EXPECT_EQ(field_of(p, model, cluster, w), "layers");
+  EXPECT_EQ(cross_pool_field_of(p, model, cluster, w), "layers");
   p = valid_plan();
   p.segments[0].layers = 1;  // fewer layers than stages
   p.segments[1].layers = 31;
-  EXPECT_EQ(field_of(p, model, cluster, w), "layers");
+  EXPECT_EQ(cross_pool_field_of(p, model, cluster, w), "layers");
   p = valid_plan();
   p.base.micro_batch = 3;
-  EXPECT_EQ(field_of(p, model, cluster, w), "gbs");
+  EXPECT_EQ(cross_pool_field_of(p, model, cluster, w), "gbs");
   p = valid_plan();
   p.base.zero = OptimizerSharding::zero3;
-  EXPECT_EQ(field_of(p, model, cluster, w), "zero");
+  EXPECT_EQ(cross_pool_field_of(p, model, cluster, w), "zero");
   p = valid_plan();
   p.base.cp = 2;
-  EXPECT_EQ(field_of(p, model, cluster, w), "cp");
+  EXPECT_EQ(cross_pool_field_of(p, model, cluster, w), "cp");
   p = valid_plan();
   p.segments[0].precision = Precision::fp8;  // the A100 has no FP8 tensor cores
-  EXPECT_EQ(field_of(p, model, cluster, w), "precision");
+  EXPECT_EQ(cross_pool_field_of(p, model, cluster, w), "precision");
   p.segments[0].precision = Precision::bf16;
   p.segments[1].precision = Precision::fp8;  // the H100 has
-  EXPECT_EQ(field_of(p, model, cluster, w), "");
+  EXPECT_EQ(cross_pool_field_of(p, model, cluster, w), "");
   p = valid_plan();
   p.base.dp = 0;
-  EXPECT_EQ(field_of(p, model, cluster, w), "dp");
+  EXPECT_EQ(cross_pool_field_of(p, model, cluster, w), "dp");
 }
 
 // A segment's layers: equal shares, the remainder on its last stages; they add up.

@@ -25,14 +25,14 @@
 namespace tessera {
 namespace {
 
-constexpr Schedule kAll[] = {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zb_h1};
+constexpr Schedule kAllSchedules[] = {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zb_h1};
 
 void expect_rel(double got, double want, const std::string& what) {
   EXPECT_NEAR(got, want, 1e-9 * std::max(1.0, std::fabs(want))) << what;
 }
 
 template <class F>
-void expect_error_naming(F&& f, const std::string& field) {
+void expect_simulator_error_naming(F&& f, const std::string& field) {
   try {
     f();
     ADD_FAILURE() << "no error; expected one naming '" << field << "'";
@@ -356,7 +356,7 @@ TEST(PipelineSimulator, InvariantsOverRandomUnevenCosts) {
   std::mt19937_64 rng(20240611);
   PipelineSimulator sim;  // reused across shapes, as the planner will
   for (int trial = 0; trial < 1000; ++trial)
-    for (Schedule schedule : kAll) {
+    for (Schedule schedule : kAllSchedules) {
       const PipelineCosts c = random_costs(rng, schedule);
       const Timeline t = sim.run(c);
       double pipeline = -1.0;
@@ -431,7 +431,7 @@ TEST(PipelineSimulator, ReusedSimulatorMatchesAFreshOne) {
   PipelineSimulator reused;
   std::mt19937_64 rng(7);
   for (int trial = 0; trial < 50; ++trial)
-    for (Schedule schedule : kAll) {
+    for (Schedule schedule : kAllSchedules) {
       const PipelineCosts c = random_costs(rng, schedule);
       PipelineSimulator fresh;
       EXPECT_EQ(reused.makespan(c), fresh.makespan(c)) << shape(c);
@@ -444,44 +444,44 @@ TEST(PipelineSimulator, BadCostsThrowErrorsNamingTheField) {
   PipelineSimulator sim;
   auto ok = PipelineCosts::uniform(Schedule::one_f_one_b, 4, 8, 1, 1.0, 2.0);
   EXPECT_NO_THROW(sim.run(ok));
-  expect_error_naming([&] { sim.run(PipelineCosts::uniform(Schedule::interleaved, 4, 6, 2, 1.0, 2.0)); },
+  expect_simulator_error_naming([&] { sim.run(PipelineCosts::uniform(Schedule::interleaved, 4, 6, 2, 1.0, 2.0)); },
                       "microbatches");
-  expect_error_naming([&] { sim.run(PipelineCosts::uniform(Schedule::one_f_one_b, 4, 8, 2, 1.0, 2.0)); }, "vpp");
-  expect_error_naming([&] { sim.run(PipelineCosts::uniform(Schedule::gpipe, 0, 8, 1, 1.0, 2.0)); }, "stages");
-  expect_error_naming([&] { sim.run(PipelineCosts::uniform(Schedule::gpipe, 2, 0, 1, 1.0, 2.0)); }, "microbatches");
+  expect_simulator_error_naming([&] { sim.run(PipelineCosts::uniform(Schedule::one_f_one_b, 4, 8, 2, 1.0, 2.0)); }, "vpp");
+  expect_simulator_error_naming([&] { sim.run(PipelineCosts::uniform(Schedule::gpipe, 0, 8, 1, 1.0, 2.0)); }, "stages");
+  expect_simulator_error_naming([&] { sim.run(PipelineCosts::uniform(Schedule::gpipe, 2, 0, 1, 1.0, 2.0)); }, "microbatches");
   auto bad = ok;
   bad.forward_s[3] = -1.0;
-  expect_error_naming([&] { sim.run(bad); }, "fwd");
+  expect_simulator_error_naming([&] { sim.run(bad); }, "fwd");
   bad = ok;
   bad.forward_s[0] = std::nan("");
-  expect_error_naming([&] { sim.run(bad); }, "fwd");
+  expect_simulator_error_naming([&] { sim.run(bad); }, "fwd");
   bad = ok;
   bad.backward_s[5] = INFINITY;
-  expect_error_naming([&] { sim.run(bad); }, "bwd");
+  expect_simulator_error_naming([&] { sim.run(bad); }, "bwd");
   bad = ok;
   bad.forward_s.pop_back();
-  expect_error_naming([&] { sim.run(bad); }, "fwd");
+  expect_simulator_error_naming([&] { sim.run(bad); }, "fwd");
   bad = ok;
   bad.backward_s.push_back(1.0);
-  expect_error_naming([&] { sim.run(bad); }, "bwd");
+  expect_simulator_error_naming([&] { sim.run(bad); }, "bwd");
   bad = ok;
   bad.weight_s.assign(bad.forward_s.size(), 1.0);  // W only exists in zb-h1
-  expect_error_naming([&] { sim.run(bad); }, "wgrad");
+  expect_simulator_error_naming([&] { sim.run(bad); }, "wgrad");
   bad = PipelineCosts::uniform(Schedule::zb_h1, 4, 8, 1, 1.0, 1.0, 1.0);
   bad.weight_s.clear();
-  expect_error_naming([&] { sim.run(bad); }, "wgrad");
+  expect_simulator_error_naming([&] { sim.run(bad); }, "wgrad");
   bad = ok;
   bad.p2p_s.resize(3);
-  expect_error_naming([&] { sim.run(bad); }, "p2p");
+  expect_simulator_error_naming([&] { sim.run(bad); }, "p2p");
   bad = ok;
   bad.p2p_s[1] = -0.1;
-  expect_error_naming([&] { sim.run(bad); }, "p2p");
+  expect_simulator_error_naming([&] { sim.run(bad); }, "p2p");
   bad = ok;
   bad.dp_sync_s.assign(3, 1.0);
-  expect_error_naming([&] { sim.run(bad); }, "dp_sync");
+  expect_simulator_error_naming([&] { sim.run(bad); }, "dp_sync");
   bad = ok;
   bad.dp_sync_s.assign(4, -1.0);
-  expect_error_naming([&] { sim.run(bad); }, "dp_sync");
+  expect_simulator_error_naming([&] { sim.run(bad); }, "dp_sync");
 }
 
 }  // namespace
@@ -549,10 +549,10 @@ TEST(PipelineSimulatorScale, OperationCountIsLimitedUpFront) {
   EXPECT_EQ(simulated_ops(Schedule::zb_h1, 4, 8, 1), 96);
   EXPECT_EQ(simulated_ops(Schedule::interleaved, 4, 8, 2), 128);
   EXPECT_NO_THROW(validate_schedule_shape(Schedule::one_f_one_b, 100, kMaxSimulatedOps / 200, 1));
-  expect_error_naming([] { validate_schedule_shape(Schedule::one_f_one_b, 100, kMaxSimulatedOps / 200 + 1, 1); },
+  expect_simulator_error_naming([] { validate_schedule_shape(Schedule::one_f_one_b, 100, kMaxSimulatedOps / 200 + 1, 1); },
                       "microbatches");
-  expect_error_naming([] { validate_schedule_shape(Schedule::zb_h1, 100, kMaxSimulatedOps / 200, 1); }, "microbatches");
-  expect_error_naming([] { validate_schedule_shape(Schedule::interleaved, 100'000, 10'000'000, 10'000); },
+  expect_simulator_error_naming([] { validate_schedule_shape(Schedule::zb_h1, 100, kMaxSimulatedOps / 200, 1); }, "microbatches");
+  expect_simulator_error_naming([] { validate_schedule_shape(Schedule::interleaved, 100'000, 10'000'000, 10'000); },
                       "microbatches");
 }
 

@@ -30,9 +30,9 @@ namespace {
 
 constexpr double kTightRelative = 1e-9;
 
-const MultimodalSpec& small_model() { return testing::small_multimodal_model(); }
+const MultimodalSpec& small_colocated_model() { return testing::small_multimodal_model(); }
 
-struct Case {
+struct ColocatedCase {
   MultimodalSpec model;
   Cluster cluster;
   DataMix mix;
@@ -42,7 +42,7 @@ struct Case {
   Workload w() const { return {gbs, mix.sequence_tokens}; }
 };
 
-Case make_case(const MultimodalSpec& model, const std::string& cluster, const std::string& mix, std::int64_t gbs) {
+ColocatedCase make_case(const MultimodalSpec& model, const std::string& cluster, const std::string& mix, std::int64_t gbs) {
   DataMix m = load_data_mix(mix);
   m.sequence_tokens = std::min(m.sequence_tokens, model.backbone().transformer.max_context);
   const Cluster c = load_cluster(cluster);
@@ -50,7 +50,7 @@ Case make_case(const MultimodalSpec& model, const std::string& cluster, const st
 }
 
 // The backbone planner's best plans on the case's cluster (layouts the monolithic search tries).
-std::vector<Plan> backbone_plans(const Case& c, std::size_t count) {
+std::vector<Plan> backbone_plans(const ColocatedCase& c, std::size_t count) {
   PlannerOptions po;
   po.top_k = count;
   PlanConstraints space;
@@ -66,11 +66,11 @@ double rel_diff(double a, double b) { return std::abs(a - b) / std::max(std::abs
 // The requirement: every group forced to the backbone's layout is the monolithic plan,
 // for pipelined and unpipelined layouts, a lighter first stage, either module recompute.
 TEST(ColocatedPlan, IdenticalLayoutsEqualMonolithic) {
-  const Case cases[] = {make_case(small_model(), "h100-sxm-80gb:32", "caption-like", 64),
+  const ColocatedCase cases[] = {make_case(small_colocated_model(), "h100-sxm-80gb:32", "caption-like", 64),
                         make_case(load_multimodal_model("qwen2-vl-72b"), "h100-sxm-80gb:64", "interleaved-like", 128),
                         make_case(load_multimodal_model("qwen2.5-omni-7b"), "h100-sxm-80gb:16", "audio-like", 32)};
   int pipelined = 0;
-  for (const Case& c : cases) {
+  for (const ColocatedCase& c : cases) {
     std::vector<Plan> plans = backbone_plans(c, 4);
     // Pipelined layouts (the planner's best here are not), one with context parallelism.
     Plan deep;
@@ -156,7 +156,7 @@ TEST(ColocatedPlan, BoundaryIsZeroWhenSharedAndTheAllToAllOtherwise) {
 // modules, every own layout of the encoder group (or sharing). The search finds the same best time
 // and is never slower than the identical-layout (monolithic) point of any backbone plan.
 TEST(ColocatedPlan, SearchEqualsBruteForceAndBeatsTheIdenticalPoint) {
-  const Case c = make_case(small_model(), "h100-sxm-80gb:32", "caption-like", 64);
+  const ColocatedCase c = make_case(small_colocated_model(), "h100-sxm-80gb:32", "caption-like", 64);
   std::vector<Plan> layouts;
   for (const Plan& p : backbone_plans(c, 4))
     for (const Plan& l : monolithic_layouts(p, c.model.backbone().transformer.layers)) layouts.push_back(l);
@@ -186,7 +186,7 @@ TEST(ColocatedPlan, SearchEqualsBruteForceAndBeatsTheIdenticalPoint) {
 // An own layout's step is the folded pipeline (without that group) plus its phases and boundary:
 // nothing lost, nothing counted twice; its modules sit on every GPU.
 TEST(ColocatedPlan, OwnLayoutStepIsPipelinePlusPhasesPlusBoundary) {
-  const Case c = make_case(load_multimodal_model("qwen2-vl-72b"), "h100-sxm-80gb:64", "caption-like", 128);
+  const ColocatedCase c = make_case(load_multimodal_model("qwen2-vl-72b"), "h100-sxm-80gb:64", "caption-like", 128);
   const Plan plan = backbone_plans(c, 1).front();
   ColocatedLayouts x = shared_layouts(c.model, c.cluster.gpus_per_node, Recompute::none);
   x.groups[0] = {false, ModulePlan{1, 64, Recompute::full}};
@@ -212,7 +212,7 @@ TEST(ColocatedPlan, OwnLayoutStepIsPipelinePlusPhasesPlusBoundary) {
 // A colocated plan that does not fit reports fits = false; a search where nothing fits finds
 // nothing; neither throws.
 TEST(ColocatedPlan, NotFittingIsAnAnswerNotAnError) {
-  const Case c = make_case(small_model(), "h100-sxm-80gb:16", "caption-like", 32);
+  const ColocatedCase c = make_case(small_colocated_model(), "h100-sxm-80gb:16", "caption-like", 32);
   const Plan plan = backbone_plans(c, 1).front();
   ColocatedLayouts x = shared_layouts(c.model, c.cluster.gpus_per_node, Recompute::full);
   x.groups[0] = {false, ModulePlan{1, 16, Recompute::full}};
@@ -230,7 +230,7 @@ TEST(ColocatedPlan, NotFittingIsAnAnswerNotAnError) {
 }
 
 TEST(ColocatedPlan, BadLayoutsNameTheField) {
-  const Case c = make_case(small_model(), "h100-sxm-80gb:16", "caption-like", 32);
+  const ColocatedCase c = make_case(small_colocated_model(), "h100-sxm-80gb:16", "caption-like", 32);
   const Plan plan = backbone_plans(c, 1).front();
   auto expect_layouts_error = [&](const ColocatedLayouts& x) {
     try {

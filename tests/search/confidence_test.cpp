@@ -187,20 +187,20 @@ std::vector<AccuracyClass> envelope_classes() {
   return k;
 }
 
-Confidence with(const Estimate& e, const Plan& p = plan(8, 2, 4), const std::string& cluster = "h100-sxm-80gb:64",
+Confidence confidence_with(const Estimate& e, const Plan& p = plan(8, 2, 4), const std::string& cluster = "h100-sxm-80gb:64",
                 const std::string& model = "llama3-70b", const std::vector<AccuracyClass>& k = envelope_classes()) {
   return assess_confidence(builtin_model(model), load_cluster(cluster), p, {512, 8192}, "hopper", k, &e);
 }
 
 TEST(ConfidenceEnvelope, InsideItIsValidated) {
-  const Confidence c = with(inside_envelope());
+  const Confidence c = confidence_with(inside_envelope());
   EXPECT_TRUE(c.validated) << (c.extrapolations.empty() ? "" : c.extrapolations.front());
 }
 
 TEST(ConfidenceEnvelope, MfuAboveEveryValidatedRun) {
   Estimate e = inside_envelope();
   e.mfu = 0.58;
-  const Confidence c = with(e);
+  const Confidence c = confidence_with(e);
   EXPECT_FALSE(c.validated);
   EXPECT_TRUE(mentions(c, "MFU 58.0% above every validated run of class dense-h100 (at most 49.0%)"));
 }
@@ -208,19 +208,19 @@ TEST(ConfidenceEnvelope, MfuAboveEveryValidatedRun) {
 TEST(ConfidenceEnvelope, ExpertCommunicationAlmostEntirelyHidden) {
   Estimate e = inside_envelope();
   e.overlap.ep_exposed_s = 0.0;  // DeepSeek-V3's "0.000 s exposed"
-  EXPECT_TRUE(mentions(with(e), "expert-parallel communication 100% hidden"));
+  EXPECT_TRUE(mentions(confidence_with(e), "expert-parallel communication 100% hidden"));
   e.overlap.ep_exposed_s = 0.11 * e.overlap.ep_total_s;  // 89% hidden: inside
-  EXPECT_TRUE(with(e).validated);
+  EXPECT_TRUE(confidence_with(e).validated);
 }
 
 TEST(ConfidenceEnvelope, Zero3CollectivesAlmostEntirelyHidden) {
   Estimate e = inside_envelope();
   e.overlap.zero3_exposed_s = 0.05 * e.overlap.zero3_total_s;
-  EXPECT_TRUE(mentions(with(e), "ZeRO-3 gathers and reduce-scatters 95% hidden"));
+  EXPECT_TRUE(mentions(confidence_with(e), "ZeRO-3 gathers and reduce-scatters 95% hidden"));
 }
 
 TEST(ConfidenceEnvelope, TensorParallelAcrossNodes) {
-  const Confidence c = with(inside_envelope(), plan(16, 1, 4), "h100-sxm-80gb:64");
+  const Confidence c = confidence_with(inside_envelope(), plan(16, 1, 4), "h100-sxm-80gb:64");
   EXPECT_TRUE(mentions(c, "tensor parallelism across 2 nodes (validated within 1)"));
   EXPECT_FALSE(c.validated);
 }
@@ -229,20 +229,20 @@ TEST(ConfidenceEnvelope, AModelWhoseOwnRunsAreBiasedBeyondTheClassMedian) {
   const ModelSpec m = builtin_model("llama3-70b");
   std::vector<AccuracyClass> k = envelope_classes();
   k[0].model_biases = {{model_shape_key(m), "Llama 3 70B", 2, -14.0}};
-  EXPECT_TRUE(mentions(with(inside_envelope(), plan(8, 2, 4), "h100-sxm-80gb:64", "llama3-70b", k),
+  EXPECT_TRUE(mentions(confidence_with(inside_envelope(), plan(8, 2, 4), "h100-sxm-80gb:64", "llama3-70b", k),
                        "validated runs (Llama 3 70B) were predicted 14.0% faster than they ran"));
   k[0].model_biases = {{model_shape_key(m), "Llama 3 70B", 2, 3.0}};  // inside the 5.3% median
-  EXPECT_TRUE(with(inside_envelope(), plan(8, 2, 4), "h100-sxm-80gb:64", "llama3-70b", k).validated);
+  EXPECT_TRUE(confidence_with(inside_envelope(), plan(8, 2, 4), "h100-sxm-80gb:64", "llama3-70b", k).validated);
   k[0].model_biases = {{model_shape_key(m), "Llama 3 70B", 1, -14.0}};  // one run is not a bias
-  EXPECT_TRUE(with(inside_envelope(), plan(8, 2, 4), "h100-sxm-80gb:64", "llama3-70b", k).validated);
+  EXPECT_TRUE(confidence_with(inside_envelope(), plan(8, 2, 4), "h100-sxm-80gb:64", "llama3-70b", k).validated);
   k[0].model_biases = {{"L1-h1-a1-E0", "another model", 2, -14.0}};
-  EXPECT_TRUE(with(inside_envelope(), plan(8, 2, 4), "h100-sxm-80gb:64", "llama3-70b", k).validated);
+  EXPECT_TRUE(confidence_with(inside_envelope(), plan(8, 2, 4), "h100-sxm-80gb:64", "llama3-70b", k).validated);
 }
 
 TEST(ConfidenceEnvelope, AClassOfOneSourceHasTooFewToSay) {
   std::vector<AccuracyClass> k = envelope_classes();
   k[0].sources = 1;
-  const Confidence c = with(inside_envelope(), plan(8, 2, 4), "h100-sxm-80gb:64", "llama3-70b", k);
+  const Confidence c = confidence_with(inside_envelope(), plan(8, 2, 4), "h100-sxm-80gb:64", "llama3-70b", k);
   EXPECT_TRUE(c.too_few_sources());
   EXPECT_FALSE(c.validated);
   EXPECT_TRUE(mentions(c, "rests on 1 source: too few to measure its error out of sample"));

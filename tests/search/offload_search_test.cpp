@@ -14,7 +14,7 @@ namespace {
 
 using testing::thrown_field;
 
-PlannerOptions options() {
+PlannerOptions offload_options() {
   PlannerOptions o;
   o.top_k = 5;
   o.threads = 2;
@@ -41,7 +41,7 @@ PlanConstraints framework(TrainingFramework f) {
 
 TEST(OffloadSearch, AJobThatFitsOnTheGpusIsPlannedWithoutOffload) {
   const ModelSpec m = builtin_model("gpt3-1.7b");
-  const OffloadSearch s = search_plans_with_offload(m, one_a100_40gb(), {32, 2048}, framework(TrainingFramework::deepspeed), options());
+  const OffloadSearch s = search_plans_with_offload(m, one_a100_40gb(), {32, 2048}, framework(TrainingFramework::deepspeed), offload_options());
   ASSERT_FALSE(s.search.plans.empty());
   EXPECT_EQ(s.steps.size(), 1u);
   for (const auto& r : s.search.plans) EXPECT_FALSE(r.plan.offload.any_offload());
@@ -52,7 +52,7 @@ TEST(OffloadSearch, AJobThatFitsOnTheGpusIsPlannedWithoutOffload) {
 // it does.
 TEST(OffloadSearch, EightBillionParametersOnOneFortyGigabyteGpuNeedTheOptimizerOnTheHost) {
   const ModelSpec m = builtin_model("llama3-8b");
-  const OffloadSearch s = search_plans_with_offload(m, one_a100_40gb(), {8, 4096}, framework(TrainingFramework::deepspeed), options());
+  const OffloadSearch s = search_plans_with_offload(m, one_a100_40gb(), {8, 4096}, framework(TrainingFramework::deepspeed), offload_options());
   ASSERT_GE(s.steps.size(), 2u);
   EXPECT_FALSE(s.steps[0].placement.any_offload());
   EXPECT_EQ(s.steps[0].feasible, 0);
@@ -78,13 +78,13 @@ TEST(OffloadSearch, PinnedTiersAreSearchedAsPinnedAndRefusedWhereTheFrameworkCan
   const ModelSpec m = builtin_model("gpt3-1.7b");
   PlanConstraints fix = framework(TrainingFramework::deepspeed);
   fix.offload_optimizer = MemoryTier::cpu;
-  const OffloadSearch s = search_plans_with_offload(m, one_a100_40gb(), {32, 2048}, fix, options());
+  const OffloadSearch s = search_plans_with_offload(m, one_a100_40gb(), {32, 2048}, fix, offload_options());
   EXPECT_TRUE(s.pinned);
   ASSERT_FALSE(s.search.plans.empty());
   for (const auto& r : s.search.plans) EXPECT_EQ(r.plan.offload.optimizer, MemoryTier::cpu);
   PlanConstraints megatron = framework(TrainingFramework::megatron);
   megatron.offload_params = MemoryTier::cpu;
-  EXPECT_EQ(thrown_field([&] { search_plans_with_offload(m, one_a100_40gb(), {32, 2048}, megatron, options()); }),
+  EXPECT_EQ(thrown_field([&] { search_plans_with_offload(m, one_a100_40gb(), {32, 2048}, megatron, offload_options()); }),
             "offload_params");
 }
 

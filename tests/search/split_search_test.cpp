@@ -23,10 +23,10 @@ constexpr std::int64_t kSequenceTokens = 8192;
 constexpr const char* kClusters[] = {"h100-sxm-80gb:24", "h100-sxm-80gb:48", "a100-sxm-80gb:64"};
 // Where the busiest stage's work is the whole step the bound is tight, and the bound's sum and the
 // simulation's round differently in the last bits (measured: at most 2e-15 relative).
-constexpr double kRoundingSlack = 1e-12;  // relative
+constexpr double kSplitRoundingSlack = 1e-12;  // relative
 
 // The bound is at most the time, up to rounding.
-bool bounds(double bound_s, double time_s) { return bound_s <= time_s * (1 + kRoundingSlack); }
+bool split_bounds(double bound_s, double time_s) { return bound_s <= time_s * (1 + kSplitRoundingSlack); }
 
 // One request of the small model on a cluster, packed once.
 struct Request {
@@ -61,7 +61,7 @@ TEST(SplitSearch, LowerBoundsAreNeverAboveTheSimulatedStep) {
     ASSERT_FALSE(space.candidates.empty()) << cluster_text;
     for (const SplitCandidate& c : space.candidates) {
       const BackboneOptions& b = space.backbones[c.backbone];
-      EXPECT_PRED2(bounds, c.lower_bound_s, split_time_s(split, b, c))
+      EXPECT_PRED2(split_bounds, c.lower_bound_s, split_time_s(split, b, c))
           << cluster_text << " backbone on " << b.backbone.gpus;
     }
     fmt::print("{}: {} splits' bounds checked\n", cluster_text, space.candidates.size());
