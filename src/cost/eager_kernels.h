@@ -49,11 +49,15 @@ inline constexpr double kEagerGradCastBytesPerParam = 6.0;
 // AccumulateGrad into an existing fp32 .grad (micro-batches after the first): read 4 + 4, write 4.
 inline constexpr double kEagerGradAccumulateBytesPerParam = 12.0;
 
-// transformers' ForCausalLMLoss over bf16 logits, per logit: logits.float() (read 2, write 4);
-// log_softmax (a max pass, a sum-of-exp pass, the output: read 12, write 4); backward nll_loss's
-// zero-filled gradient (write 4), log_softmax's backward (read 8, write 4), the cast to bf16
-// (read 4, write 2).
-inline constexpr double kEagerLossBytesPerLogit = 6.0 + 16.0 + 4.0 + 12.0 + 6.0;
+// transformers' ForCausalLMLoss over bf16 logits, per logit, forward: logits.float() (read 2,
+// write 4) and log_softmax (cunn_SoftMaxForward: a max pass, a sum-of-exp pass and the output pass,
+// read 12, write 4; a 128K-entry fp32 row is 0.5 MB, past the shared-memory variant).
+inline constexpr double kEagerLossForwardBytesPerLogit = 6.0 + 16.0;
+// Backward: nll_loss's zero-filled gradient (write 4); log_softmax's backward, which reads the
+// incoming gradient twice (cunn_SoftMaxBackward: an ilpReduce sum pass over gradOutput, then
+// gradOutput and the output to write gradInput; aten/src/ATen/native/cuda/SoftMax.cu @ 000cace5:
+// read 12, write 4); the cast back to bf16 (read 4, write 2).
+inline constexpr double kEagerLossBackwardBytesPerLogit = 4.0 + 16.0 + 6.0;
 
 // torch.optim.AdamW(fused=True) on fp32 parameters: read parameter, gradient and both moments,
 // write parameter and both moments (zero_grad(set_to_none=True) frees the gradients: no pass).

@@ -47,25 +47,40 @@ StageCost embedding_cost(const LayerContext& x, double tp_one_s) {
   return embed;
 }
 
+namespace {
+// Forward and backward bytes of the loss per logit: transformers' eager loss (eager_kernels.h) or
+// Megatron's, split evenly (its ops are not counted per pass).
+struct LossBytes {
+  double forward = 0, backward = 0;
+};
+LossBytes loss_bytes_per_logit(bool eager) {
+  if (eager) return {kEagerLossForwardBytesPerLogit, kEagerLossBackwardBytesPerLogit};
+  return {kLossBytesPerLogit / 2.0, kLossBytesPerLogit / 2.0};
+}
+}  // namespace
+
 StageCost output_head_cost(const LayerContext& x, double tp_one_s) {
   StageCost head;
   const double h = static_cast<double>(x.m.hidden);
   const double vocab_local = static_cast<double>(x.m.vocab) / x.tp;
   const double gemm = gemm_time_s(x.tokens, vocab_local, h, 1.0, x.c.gpu, false);
   const bool eager = x.p.framework == TrainingFramework::pytorch;
-  // Eager PyTorch: transformers' loss (eager_kernels.h) and autocast's bf16 copy of the fp32
-  // lm_head weight each forward, its gradient cast back.
-  const double loss_bytes = (eager ? kEagerLossBytesPerLogit : kLossBytesPerLogit) * x.tokens * vocab_local;
-  // Under PEFT the head is frozen: no weight gradient; QLoRA keeps it in fp32 (cast each forward).
+  const LossBytes per_logit = loss_bytes_per_logit(eager);
+  const double logits = x.tokens * vocab_local;
+  // Eager PyTorch: autocast's bf16 copy of the fp32 lm_head weight each forward, its gradient cast
+  // back. Under PEFT the head is frozen: no weight gradient; QLoRA keeps it in fp32 (cast each
+  // forward).
   const bool frozen = x.p.tuning.adapters();
-  const double cast_per_param = frozen ? (x.p.tuning.quantized_base() ? kEagerWeightCastBytesPerParam : 0.0)
-                                       : kEagerWeightCastBytesPerParam + kEagerGradCastBytesPerParam;
-  const double head_cast_bytes = eager ? cast_per_param * vocab_local * h : 0.0;
-  const double loss = memory_bound_time_s(loss_bytes + head_cast_bytes, x.c.gpu);
-  head.compute_s = gemm * (1.0 + (frozen ? kFrozenGemmBackwardOverForward : kGemmBackwardOverForward)) + loss;
+  const double cast_fwd_per_param = frozen && !x.p.tuning.quantized_base() ? 0.0 : kEagerWeightCastBytesPerParam;
+  const double cast_bwd_per_param = frozen ? 0.0 : kEagerGradCastBytesPerParam;
+  const double head_params = eager ? vocab_local * h : 0.0;
+  const double loss_fwd = memory_bound_time_s(per_logit.forward * logits + cast_fwd_per_param * head_params, x.c.gpu);
+  const double loss_bwd = memory_bound_time_s(per_logit.backward * logits + cast_bwd_per_param * head_params, x.c.gpu);
+  const double gemm_bwd = gemm * (frozen ? kFrozenGemmBackwardOverForward : kGemmBackwardOverForward);
+  head.compute_s = gemm + gemm_bwd + loss_fwd + loss_bwd;
   head.tp_s = x.p.sequence_parallel ? tp_one_s : 0.0;  // gather the sequence before the logits
-  head.fwd_s = gemm + loss / 2.0 + head.tp_s / 2.0;
-  head.bwd_s = head.compute_s - gemm - loss / 2.0 + head.tp_s / 2.0;
+  head.fwd_s = gemm + loss_fwd + head.tp_s / 2.0;
+  head.bwd_s = gemm_bwd + loss_bwd + head.tp_s / 2.0;
   return head;
 }
 
