@@ -10,11 +10,8 @@ namespace {
 bool faster(const QueuedItem& a, const QueuedItem& b) {
   return a.time_s != b.time_s ? a.time_s < b.time_s : a.item < b.item;
 }
-bool older(const QueuedItem& a, const QueuedItem& b) {
-  return a.arrival_step != b.arrival_step ? a.arrival_step < b.arrival_step : a.item < b.item;
-}
 std::size_t oldest_index(const std::vector<QueuedItem>& level) {
-  return static_cast<std::size_t>(std::min_element(level.begin(), level.end(), older) - level.begin());
+  return static_cast<std::size_t>(std::min_element(level.begin(), level.end(), queued_earlier) - level.begin());
 }
 }  // namespace
 
@@ -107,7 +104,7 @@ void OutlierQueues::release(int step, int slots, std::int64_t max_tokens, double
     const Window w = best_window(level, slots, max_tokens, filler_s_per_token);
     if (w.shortfall_s > 0) continue;
     const QueuedItem& oldest = level[oldest_index(level)];
-    if (chosen == levels_.size() || older(oldest, chosen_oldest)) {
+    if (chosen == levels_.size() || queued_earlier(oldest, chosen_oldest)) {
       chosen = k;
       window = w;
       chosen_oldest = oldest;
@@ -123,7 +120,7 @@ void OutlierQueues::release_oldest(int slots, std::int64_t max_tokens, double fi
   for (std::size_t k = 0; k < levels_.size(); ++k)
     if (!levels_[k].empty() &&
         (chosen == levels_.size() ||
-         older(levels_[k][oldest_index(levels_[k])], levels_[chosen][oldest_index(levels_[chosen])])))
+         queued_earlier(levels_[k][oldest_index(levels_[k])], levels_[chosen][oldest_index(levels_[chosen])])))
       chosen = k;
   if (chosen < levels_.size()) take(chosen, best_window(levels_[chosen], slots, max_tokens, filler_s_per_token), out);
 }

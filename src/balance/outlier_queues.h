@@ -36,6 +36,10 @@ struct QueuedItem {
   double time_s = 0;
   int arrival_step = 0;
 };
+// Arrival order: the earlier step first, then the lower item id (a total order, so ties are stable).
+inline bool queued_earlier(const QueuedItem& a, const QueuedItem& b) {
+  return a.arrival_step != b.arrival_step ? a.arrival_step < b.arrival_step : a.item < b.item;
+}
 
 class OutlierQueues {
  public:

@@ -95,10 +95,6 @@ int delay_bound_steps(const StreamSettings& settings) {
 
 namespace {
 
-bool queued_earlier(const QueuedItem& a, const QueuedItem& b) {
-  return a.arrival_step != b.arrival_step ? a.arrival_step < b.arrival_step : a.item < b.item;
-}
-
 // One step's working set and what the step loop keeps between steps.
 class StreamRun {
  public:

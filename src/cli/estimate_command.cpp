@@ -21,15 +21,13 @@ namespace tessera::cli {
 
 namespace {
 // The built-in default: GPT-3 175B as Narayanan et al. (SC'21, Table 1) ran it on 1024 A100s.
-constexpr const char* kDefaultEstimateModel = "gpt3-175b";
-constexpr const char* kDefaultEstimateCluster = "a100-sxm-80gb:1024";
 constexpr const char* kDefaultPlan = "tp=8,pp=16,mb=1,gbs=1536,seq=2048,recompute=full,sp=0";
 }  // namespace
 
 void register_estimate(CLI::App& app, CommandRegistry& commands) {
   auto* sub = app.add_subcommand("estimate", "Predict one training iteration's time and memory");
   struct Options {
-    std::string model = kDefaultEstimateModel, cluster = kDefaultEstimateCluster, plan = kDefaultPlan, trace, html;
+    std::string model = kDefaultModel, cluster = kDefaultCluster, plan = kDefaultPlan, trace, html;
     bool json = false;
   };
   auto o = std::make_shared<Options>();

@@ -57,8 +57,6 @@
 namespace tessera::cli {
 
 namespace {
-constexpr const char* kDefaultPlanModel = "gpt3-175b";
-constexpr const char* kDefaultPlanCluster = "a100-sxm-80gb:1024";
 constexpr std::int64_t kDefaultGbs = 1536;
 constexpr int kProgressWidth = 40;
 constexpr std::int64_t kDefaultMultimodalTop = 3;
@@ -284,7 +282,7 @@ void write_plan_html(const std::string& path, const nlohmann::json& doc, const P
 namespace {
 
 struct PlanOptions {
-  std::string model = kDefaultPlanModel, cluster = kDefaultPlanCluster, emit, fix, data, trace, html, framework = "megatron";
+  std::string model = kDefaultModel, cluster = kDefaultCluster, emit, fix, data, trace, html, framework = "megatron";
   std::string task = "pretrain";
   std::int64_t gbs = kDefaultGbs, seq = 0, top = 5, seed = 1;
   double max_memory_gib = 0;

@@ -17,6 +17,10 @@ namespace tessera::cli {
 
 inline constexpr int kExitUsage = 2;  // bad input: one line on stderr
 
+// The built-in default job of `estimate` and `plan`: GPT-3 175B on 1,024 A100 (the SC'21 run).
+inline constexpr const char* kDefaultModel = "gpt3-175b";
+inline constexpr const char* kDefaultCluster = "a100-sxm-80gb:1024";
+
 // Whether the command line gave `option` (a flag or an option with its value).
 inline bool given(const CLI::App& sub, const std::string& option) { return sub.get_option(option)->count() > 0; }
 

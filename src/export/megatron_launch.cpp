@@ -15,10 +15,6 @@ namespace {
 
 constexpr const char* kMegatronCommit = "d98e8a64";
 
-void add(std::vector<std::string>& out, const char* flag, std::int64_t value) {
-  out.emplace_back(flag);
-  out.push_back(std::to_string(value));
-}
 
 // Megatron-Core names of the recompute modules (transformer_config.py recompute_modules), which
 // are Tessera's names.
@@ -50,15 +46,15 @@ void add_pipeline(std::vector<std::string>& a, const ModelSpec& m, const Plan& p
     // Megatron's own rule (plan.h LayerSplit), said with its flags.
     if (p.account_embedding) a.emplace_back("--account-for-embedding-in-pipeline-split");
     if (p.account_loss) a.emplace_back("--account-for-loss-in-pipeline-split");
-    if (p.vpp > 1) add(a, "--num-virtual-stages-per-pipeline-rank", p.vpp);
+    if (p.vpp > 1) add_flag(a, "--num-virtual-stages-per-pipeline-rank", p.vpp);
   } else if (p.vpp > 1 && !uneven(split)) {
-    add(a, "--num-layers-per-virtual-pipeline-stage", m.layers / (p.pp * p.vpp));
+    add_flag(a, "--num-layers-per-virtual-pipeline-stage", m.layers / (p.pp * p.vpp));
   } else if (p.vpp > 1) {
     a.emplace_back("--pipeline-model-parallel-layout");
     a.push_back(megatron_pipeline_layout(m, p));
   } else if (uneven(split)) {
-    add(a, "--decoder-first-pipeline-num-layers", split.first);
-    add(a, "--decoder-last-pipeline-num-layers", split.last);
+    add_flag(a, "--decoder-first-pipeline-num-layers", split.first);
+    add_flag(a, "--decoder-last-pipeline-num-layers", split.last);
   }
 }
 
@@ -73,10 +69,10 @@ void add_recompute(std::vector<std::string>& a, const Plan& p) {
     case Recompute::full:
       if (p.recompute_layers > 0) {
         a.insert(a.end(), {"--recompute-granularity", "full", "--recompute-method", "block"});
-        add(a, "--recompute-num-layers", p.recompute_layers);
+        add_flag(a, "--recompute-num-layers", p.recompute_layers);
       } else {
         a.insert(a.end(), {"--recompute-granularity", "full", "--recompute-method", "uniform"});
-        add(a, "--recompute-num-layers", 1);
+        add_flag(a, "--recompute-num-layers", std::int64_t{1});
       }
       break;
   }
@@ -170,7 +166,7 @@ void add_activation_offload(std::vector<std::string>& a, const ModelSpec& m, con
   if (layers < 1)
     throw Error("offload_activations", fmt::format("{} layers leave none to offload beside the GPU's window", m.layers),
                 "gpu");
-  add(a, "--cpu-offloading-num-layers", layers);
+  add_flag(a, "--cpu-offloading-num-layers", layers);
 }
 
 void add_moe_plan(std::vector<std::string>& a, const ModelSpec& m, const Plan& p) {
@@ -193,18 +189,18 @@ void add_moe_plan(std::vector<std::string>& a, const ModelSpec& m, const Plan& p
 std::vector<std::string> plan_args(const ModelSpec& m, const Plan& p, const Workload& w) {
   check_task(p);
   std::vector<std::string> a;
-  add(a, "--tensor-model-parallel-size", p.tp);
-  add(a, "--pipeline-model-parallel-size", p.pp);
-  add(a, "--context-parallel-size", p.cp);
-  if (p.ep > 1) add(a, "--expert-model-parallel-size", p.ep);
+  add_flag(a, "--tensor-model-parallel-size", p.tp);
+  add_flag(a, "--pipeline-model-parallel-size", p.pp);
+  add_flag(a, "--context-parallel-size", p.cp);
+  if (p.ep > 1) add_flag(a, "--expert-model-parallel-size", p.ep);
   // Megatron's default expert tensor parallelism is tp; stated for every MoE plan.
-  if (m.is_moe()) add(a, "--expert-tensor-parallel-size", p.expert_tp());
+  if (m.is_moe()) add_flag(a, "--expert-tensor-parallel-size", p.expert_tp());
   add_pipeline(a, m, p);
   // validate_args switches sequence parallelism off at tp = 1; it is written only where it acts.
   if (p.sequence_parallel && p.tp > 1) a.emplace_back("--sequence-parallel");
-  add(a, "--micro-batch-size", p.micro_batch);
-  add(a, "--global-batch-size", w.global_batch);
-  add(a, "--seq-length", w.seq_len);
+  add_flag(a, "--micro-batch-size", p.micro_batch);
+  add_flag(a, "--global-batch-size", w.global_batch);
+  add_flag(a, "--seq-length", w.seq_len);
   add_recompute(a, p);
   add_sharding(a, p);
   if (p.overlap_tp_comm) {
@@ -230,7 +226,7 @@ std::vector<std::string> plan_args(const ModelSpec& m, const Plan& p, const Work
 void add_checkpointing(std::vector<std::string>& a, const MegatronCheckpointing& c, bool with_interval) {
   if (c.save_interval < 0)
     throw Error("save_interval", "got " + std::to_string(c.save_interval), "0 (none) or a positive number of iterations");
-  if (with_interval && c.save_interval > 0) add(a, "--save-interval", c.save_interval);
+  if (with_interval && c.save_interval > 0) add_flag(a, "--save-interval", c.save_interval);
   if (c.async_save) {
     a.insert(a.end(), {"--async-save", "--use-persistent-ckpt-worker"});
     if (std::find(a.begin(), a.end(), "--ckpt-format") == a.end()) a.insert(a.end(), {"--ckpt-format", "torch_dist"});

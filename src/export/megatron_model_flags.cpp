@@ -25,19 +25,6 @@ constexpr std::int64_t kMlaYarnOriginal = 4096;
 constexpr double kMlaYarnBetaFast = 32.0;
 constexpr double kMlaYarnBetaSlow = 1.0;
 
-void add_flag(std::vector<std::string>& out, const char* flag, std::int64_t value) {
-  out.emplace_back(flag);
-  out.push_back(std::to_string(value));
-}
-void add_flag(std::vector<std::string>& out, const char* flag, double value) {
-  out.emplace_back(flag);
-  out.push_back(fmt::format("{}", value));
-}
-void add_flag(std::vector<std::string>& out, const char* flag, const char* value) {
-  out.emplace_back(flag);
-  out.emplace_back(value);
-}
-
 // Megatron's --moe-layer-freq as an explicit per-layer list (1 = MoE). Megatron's integer form N
 // puts the MoE layer first in each group of N (layer i is MoE when i % N == 0,
 // gpt_layer_specs.py), Tessera's layer_freq the last (Llama 4's interleave_moe_layer_step), and
@@ -231,6 +218,19 @@ std::vector<std::string> megatron_model_flags(const ModelSpec& m, std::int64_t t
   if (m.is_moe()) add_moe(a, m);
   if (m.mtp_layers > 0) add_flag(a, "--mtp-num-layers", m.mtp_layers);
   return a;
+}
+
+void add_flag(std::vector<std::string>& out, const char* flag, std::int64_t value) {
+  out.emplace_back(flag);
+  out.push_back(std::to_string(value));
+}
+void add_flag(std::vector<std::string>& out, const char* flag, double value) {
+  out.emplace_back(flag);
+  out.push_back(fmt::format("{}", value));
+}
+void add_flag(std::vector<std::string>& out, const char* flag, const char* value) {
+  out.emplace_back(flag);
+  out.emplace_back(value);
 }
 
 }  // namespace tessera

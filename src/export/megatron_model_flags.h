@@ -23,4 +23,9 @@ std::int64_t megatron_padded_vocab(std::int64_t vocab, std::int64_t tp);
 // vocabulary, so that Megatron's own padding agrees with --padded-vocab-size.
 std::int64_t megatron_vocab_divisor(std::int64_t vocab, std::int64_t tp);
 
+// Appends `flag` and its value as two arguments (a double in its shortest exact form).
+void add_flag(std::vector<std::string>& out, const char* flag, std::int64_t value);
+void add_flag(std::vector<std::string>& out, const char* flag, double value);
+void add_flag(std::vector<std::string>& out, const char* flag, const char* value);
+
 }  // namespace tessera
