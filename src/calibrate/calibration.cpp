@@ -165,15 +165,26 @@ std::vector<MeasurementFit> time_fits(const GpuMeasurements& g, const GpuSpec& a
   for (const auto* c : g.collectives)
     out.push_back({c->id, std::string(kCollectiveKind), key, c->time_s, predict_collective_time_s(*c, g.catalog),
                    predict_collective_time_s(*c, after)});
+  // A GEMM's "after" is the fitted curve's: with the measured table it would be the measurement.
+  GpuSpec after_curve = after;
+  after_curve.measured_gemms.clear();
   for (const auto* m : g.gemms)
     out.push_back({m->id, std::string(kGemmKind), key, m->tflops, predict_gemm_tflops(*m, g.catalog),
-                   predict_gemm_tflops(*m, after)});
+                   predict_gemm_tflops(*m, after_curve)});
   for (const auto* a : g.attention)
     out.push_back({a->id, std::string(kAttentionKind), key, a->time_s, predict_attention_time_s(*a, g.catalog),
                    predict_attention_time_s(*a, after)});
   for (const auto* k : g.kernels)
     out.push_back({k->id, std::string(kKernelKind), key, k->time_s, predict_kernel_time_s(*k, g.catalog),
                    predict_kernel_time_s(*k, after)});
+  return out;
+}
+
+// The dense GEMM rows of one GPU as the profile keeps them (grouped rows stay with the curve).
+std::vector<MeasuredGemm> measured_dense_gemms(const GpuMeasurements& g) {
+  std::vector<MeasuredGemm> out;
+  for (const auto* m : g.gemms)
+    if (m->groups <= 1) out.push_back({m->m, m->n, m->k, m->fp8, m->tflops});
   return out;
 }
 
@@ -233,7 +244,11 @@ GpuSpec fit_time_parameters(const GpuMeasurements& g, const CalibrationOptions& 
                             std::vector<ParameterFit>& fits, std::int64_t& work) {
   GpuSpec gpu = g.catalog;
   std::vector<ParameterFit> moved;
-  for (const FitStage& stage : fit_stages()) gpu = fit_stage(stage_measurements(g, stage.kind), stage, gpu, options, moved, work);
+  for (const FitStage& stage : fit_stages()) {
+    gpu = fit_stage(stage_measurements(g, stage.kind), stage, gpu, options, moved, work);
+    // Later stages (and the profile) price the measured shapes at their measurement.
+    if (stage.kind == StageKind::gemms && term_allowed(ParameterTerm::compute, options)) gpu.measured_gemms = measured_dense_gemms(g);
+  }
   for (const auto& p : calibration_parameters()) {
     if (p.term == ParameterTerm::memory || !term_allowed(p.term, options) || g.catalog.*p.field <= 0) continue;
     const auto it = std::find_if(moved.begin(), moved.end(), [&](const ParameterFit& f) { return f.name == p.name; });

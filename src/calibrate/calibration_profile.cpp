@@ -23,6 +23,7 @@ GpuSpec apply_profile(const GpuSpec& gpu, const LoadedProfile& profile) {
   for (const auto& g : profile.gpus) {
     if (g.key != gpu.key) continue;
     for (const auto& [name, value] : g.parameters) out.*(find_calibration_parameter(name)->field) = value;
+    if (!g.measured_gemms.empty()) out.measured_gemms = g.measured_gemms;
   }
   out.validate();
   return out;

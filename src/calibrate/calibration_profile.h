@@ -41,6 +41,7 @@ struct CalibratedGpu {
   std::string key;
   std::map<std::string, double> parameters;  // calibration_parameter.h names
   NodeLinkOverrides links;                   // the pools of this GPU
+  std::vector<MeasuredGemm> measured_gemms;  // the dense GEMMs the fit measured (GpuSpec::measured_gemms)
 };
 struct LoadedProfile {
   std::string file;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/units.h"
+#include "cost/measured_gemm_scale.h"
 #include "hardware/physical_ranges.h"
 
 namespace tessera {
@@ -18,14 +19,18 @@ double gemm_efficiency(double m, double n, double k, const GpuSpec& gpu, bool fp
   return peak_fraction * saturation(m, half) * saturation(n, half) * saturation(k, half);
 }
 
-double gemm_time_s(double m, double n, double k, double count, const GpuSpec& gpu, bool fp8) {
-  if (m <= 0 || n <= 0 || k <= 0 || count <= 0) return 0.0;
+double curve_gemm_time_s(double m, double n, double k, const GpuSpec& gpu, bool fp8) {
   const double flops = 2.0 * m * n * k;
   const double compute_s = flops / (gpu.peak_flops(fp8) * gemm_efficiency(m, n, k, gpu, fp8));
   const double element_bytes = fp8 ? units::kBytesFp8 : units::kBytesBf16;
   const double bytes = element_bytes * (m * k + k * n) + units::kBytesBf16 * m * n;
   const double memory_s = bytes / (gpu.hbm_tbps * 1e12 * gpu.hbm_efficiency);
-  return count * (std::max(compute_s, memory_s) + gpu.kernel_overhead_s);
+  return std::max(compute_s, memory_s) + gpu.kernel_overhead_s;
+}
+
+double gemm_time_s(double m, double n, double k, double count, const GpuSpec& gpu, bool fp8) {
+  if (m <= 0 || n <= 0 || k <= 0 || count <= 0) return 0.0;
+  return count * curve_gemm_time_s(m, n, k, gpu, fp8) * measured_gemm_time_scale(m, n, k, fp8, gpu);
 }
 
 double grouped_gemm_time_s(double m, double n, double k, double groups, const GpuSpec& gpu, bool fp8) {

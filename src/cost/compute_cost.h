@@ -24,9 +24,13 @@ namespace tessera {
 inline constexpr double kHostOpsPerLayerForward = 40.0;
 inline constexpr double kHostBackwardOverForward = 2.0;
 
-// `count` identical GEMMs of (m x k) * (k x n).
+// `count` identical GEMMs of (m x k) * (k x n): the curve below, scaled where the GPU has measured
+// GEMMs near the shape (cost/measured_gemm_scale.h).
 double gemm_time_s(double m, double n, double k, double count, const GpuSpec& gpu, bool fp8);
 double gemm_efficiency(double m, double n, double k, const GpuSpec& gpu, bool fp8);
+// One GEMM (m, n, k > 0) from the curve and the HBM roofline, plus the kernel overhead; no measured
+// GEMM is consulted.
+double curve_gemm_time_s(double m, double n, double k, const GpuSpec& gpu, bool fp8);
 // One grouped GEMM (Megatron's --moe-grouped-gemm, Transformer Engine GroupedLinear; torch's
 // _grouped_mm): `groups` problems of (m x k) * (k x n) in one kernel, whose tiles fill the SMs
 // together, so the wave saturation sees all groups' rows (groups x m) and one launch is paid.

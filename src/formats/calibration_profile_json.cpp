@@ -1,6 +1,7 @@
 #include "formats/calibration_profile_json.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/error.h"
 #include "core/units.h"
@@ -40,6 +41,38 @@ nlohmann::json measurement_json(const MeasurementFit& m) {
           {"after", m.after},
           {"error_before_pct", m.error_before_pct()},
           {"error_after_pct", m.error_after_pct()}};
+}
+
+// The measured GEMM table of a GPU entry: {"m", "n", "k", "dtype": "bf16" | "fp8", "tflops"}.
+nlohmann::json measured_gemms_json(const std::vector<MeasuredGemm>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const MeasuredGemm& g : rows)
+    out.push_back({{"m", g.m}, {"n", g.n}, {"k", g.k}, {"dtype", g.fp8 ? "fp8" : "bf16"}, {"tflops", g.tflops}});
+  return out;
+}
+
+MeasuredGemm measured_gemm_from_json(const nlohmann::json& j, const std::string& path) {
+  require_object(j, path);
+  reject_unknown_keys(j, path, {"m", "n", "k", "dtype", "tflops"});
+  MeasuredGemm g;
+  for (const auto& [key, field] : {std::pair{"m", &MeasuredGemm::m}, std::pair{"n", &MeasuredGemm::n}, std::pair{"k", &MeasuredGemm::k}}) {
+    g.*field = get_number(j, key, path);
+    if (g.*field < 1 || std::floor(g.*field) != g.*field)
+      throw Error(path + "." + key, "got " + excerpt(j.at(key)), "a whole number >= 1");
+  }
+  const std::string dtype = get_string(j, "dtype", path);
+  if (dtype != "bf16" && dtype != "fp8") throw Error(path + ".dtype", "got '" + dtype + "'", "bf16, fp8");
+  g.fp8 = dtype == "fp8";
+  g.tflops = get_number(j, "tflops", path);
+  if (!(g.tflops > 0)) throw Error(path + ".tflops", "got " + excerpt(j.at("tflops")), "a number > 0 (up to the GPU's peak)");
+  return g;
+}
+
+std::vector<MeasuredGemm> measured_gemms_from_json(const nlohmann::json& list, const std::string& path) {
+  if (!list.is_array()) throw Error(path, "expected a list, got " + excerpt(list), "[{\"m\", \"n\", \"k\", \"dtype\", \"tflops\"}, ...]");
+  std::vector<MeasuredGemm> out;
+  for (std::size_t i = 0; i < list.size(); ++i) out.push_back(measured_gemm_from_json(list[i], path + "[" + std::to_string(i) + "]"));
+  return out;
 }
 
 void read_node_links(const nlohmann::json& j, const std::string& path, NodeLinkOverrides& out) {
@@ -120,7 +153,11 @@ nlohmann::json fitted_on_json(const ProfileInputs& inputs) {
 nlohmann::json profile_to_json(const CalibrationProfile& profile, const ProfileInputs& inputs) {
   nlohmann::json gpus = nlohmann::json::array(), params = nlohmann::json::array(),
                  rows = nlohmann::json::array();
-  for (const auto& g : profile.gpus) gpus.push_back({{"key", g.key}, {"parameters", gpu_parameters(g)}});
+  for (const auto& g : profile.gpus) {
+    nlohmann::json entry = {{"key", g.key}, {"parameters", gpu_parameters(g)}};
+    if (!g.measured_gemms.empty()) entry["measured_gemms"] = measured_gemms_json(g.measured_gemms);
+    gpus.push_back(std::move(entry));
+  }
   for (const auto& p : profile.parameters) params.push_back(parameter_json(p));
   for (const auto& m : profile.measurements) rows.push_back(measurement_json(m));
   return {{"schema_version", kProfileSchemaVersion},
@@ -152,7 +189,7 @@ LoadedProfile profile_from_json(const nlohmann::json& j, const std::string& file
     const auto& g = j.at("gpus")[i];
     const std::string path = root + ".gpus[" + std::to_string(i) + "]";
     require_object(g, path);
-    reject_unknown_keys(g, path, {"key", "parameters", "links"});
+    reject_unknown_keys(g, path, {"key", "parameters", "links", "measured_gemms"});
     CalibratedGpu gpu;
     gpu.key = get_string(g, "key", path);
     for (std::size_t earlier = 0; earlier < out.gpus.size(); ++earlier)
@@ -162,6 +199,7 @@ LoadedProfile profile_from_json(const nlohmann::json& j, const std::string& file
     // An entry that only measures links may leave its parameters out.
     if (has(g, "parameters") || !has(g, "links")) read_parameters(g, path, gpu);
     if (has(g, "links")) gpu.links = node_links_from_json(g.at("links"), path + ".links");
+    if (has(g, "measured_gemms")) gpu.measured_gemms = measured_gemms_from_json(g.at("measured_gemms"), path + ".measured_gemms");
     out.gpus.push_back(std::move(gpu));
   }
   if (has(j, "links")) out.links = links_from_json(j.at("links"), root + ".links");

@@ -6,6 +6,9 @@
 //    "parameters": [{"gpu", "name", "term", "catalog", "fitted", "uncertainty", "status", "bounds"}],
 //    "measurements": [{"id", "kind", "gpu", "measured", "before", "after", "error_before_pct", "error_after_pct"}],
 //    "summary": {"median_abs_error_before_pct", "median_abs_error_after_pct"}}
+// A GPU entry may carry the dense GEMMs the fit measured, "measured_gemms": [{"m", "n", "k",
+// "dtype": "bf16" | "fp8", "tflops"}]: shapes at or near them are priced from the measurement
+// (cost/measured_gemm_scale.h).
 // Only "gpus" and "links" change predictions: each entry's parameters replace those fields of the
 // GPU's catalog (or --gpu-file) entry; the rest records what the fit saw and did.
 //

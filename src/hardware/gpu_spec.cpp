@@ -31,6 +31,14 @@ void require_host_dispatch_time(const std::string& field, double value) {
                 "0 (a graph-captured model) or a number from " + number_text(kMinFixedTimeS) + " to " +
                     number_text(kMaxFixedTimeS) + " s");
 }
+// A measured GEMM: whole positive dimensions, a throughput up to the peak of its precision.
+void require_measured_gemm(const std::string& field, const MeasuredGemm& g, const GpuSpec& gpu) {
+  for (const double d : {g.m, g.n, g.k})
+    if (!std::isfinite(d) || d < 1 || std::floor(d) != d)
+      throw Error(field, "dimension " + number_text(d), "whole numbers >= 1 (m, n, k)");
+  if (g.fp8 && gpu.fp8_tflops <= 0) throw Error(field + ".dtype", "fp8 on a GPU without an FP8 peak", "bf16");
+  require_in_range(field + ".tflops", g.tflops, kMinTflops, gpu.peak_flops(g.fp8) / 1e12, "TFLOP/s (up to the peak)");
+}
 }  // namespace
 
 void GpuSpec::validate() const {
@@ -71,6 +79,8 @@ void GpuSpec::validate() const {
                    kMaxHostOverlapExponent, "(1 = host and GPU never overlap; large = max(gpu, host))");
   require_in_range(p + "memory_reserve_gib", memory_reserve_gib, -kMaxNegativeReserveGib, hbm_gib,
                    "GiB beyond the modelled reserve (at least minus the CUDA context + workspaces, at most hbm_gib)");
+  for (std::size_t i = 0; i < measured_gemms.size(); ++i)
+    require_measured_gemm(p + "measured_gemms[" + std::to_string(i) + "]", measured_gemms[i], *this);
   host.validate();
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hardware/host_spec.h"
+#include "hardware/measured_gemm.h"
 
 namespace tessera {
 
@@ -76,6 +77,9 @@ struct GpuSpec {
   double host_overlap_exponent = kDefaultHostOverlapExponent;  // p of the host / GPU smooth maximum
   double memory_reserve_gib = 0;    // measured peak memory beyond the model's reserve (may be < 0)
   HostSpec host;                    // the node this GPU ships in: host memory, PCIe, NVMe, CPU Adam
+  // Dense GEMMs a calibration profile measured on this GPU (none in the catalog): shapes at or near
+  // them are priced from the measurement, the rest from the curve (cost/measured_gemm_scale.h).
+  std::vector<MeasuredGemm> measured_gemms;
 
   double peak_flops(bool fp8) const { return (fp8 ? fp8_tflops : bf16_tflops) * 1e12; }
   void validate() const;  // throws tessera::Error("gpu.<field>", ...)

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "catalog/gpu_catalog.h"
@@ -110,6 +111,34 @@ TEST(Calibration, GemmSweepRecoversTheShapeCurve) {
   EXPECT_NEAR(p.gpus[0].gemm_efficiency / 0.66, 1.0, 0.02);
   EXPECT_NEAR(p.gpus[0].gemm_half_dim / truth.gemm_half_dim, 1.0, 0.05);
   EXPECT_EQ(fit_of(p, "nvlink_efficiency").status, ParameterStatus::not_identified);
+}
+
+// The profile keeps the dense GEMMs it measured: a shape the curve misprices (one cuBLAS pick
+// slower than its neighbours) is priced at its measurement, the runs fitted after the GEMM stage
+// see that price, and grouped GEMM rows stay with the curve.
+TEST(Calibration, DenseGemmRowsBecomeTheProfilesMeasuredTable) {
+  const GpuSpec catalog = find_gpu("h100-sxm-80gb");
+  CalibrationData data;
+  for (double d : {1024.0, 2048.0, 4096.0, 8192.0}) {
+    GemmMeasurement g{"gemm", catalog, d, d, d, false, 0};
+    g.tflops = predict_gemm_tflops(g, catalog);
+    data.gemms.push_back(g);
+  }
+  data.gemms[2].tflops *= 0.8;  // 4096^3 runs 20% below the curve
+  GemmMeasurement grouped{"grouped", catalog, 1024, 4096, 4096, false, 0, 8};
+  grouped.tflops = predict_gemm_tflops(grouped, catalog);
+  data.gemms.push_back(grouped);
+  const CalibrationProfile p = calibrate(data);
+  const GpuSpec& fitted = p.gpus.at(0);
+  ASSERT_EQ(fitted.measured_gemms.size(), 4u);  // the grouped row is not in the table
+  GemmMeasurement slow = data.gemms[2];
+  EXPECT_NEAR(predict_gemm_tflops(slow, fitted) / slow.tflops, 1.0, 0.01);
+  // The report's "after" is the curve's: the table would hide how well the curve fits.
+  const auto slow_row = std::find_if(p.measurements.begin(), p.measurements.end(), [&](const MeasurementFit& row) {
+    return row.id == "gemm" && row.measured == slow.tflops;
+  });
+  ASSERT_NE(slow_row, p.measurements.end());
+  EXPECT_GT(slow_row->after / slow_row->measured, 1.05);
 }
 
 TEST(Calibration, KernelTimingsRecoverHbmRateKernelCostAndHostDispatch) {

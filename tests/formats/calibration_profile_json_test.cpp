@@ -34,6 +34,38 @@ TEST(CalibrationProfileJson, RoundTripsTheCalibratedValues) {
   EXPECT_EQ(apply_profile(find_gpu("h100-sxm-80gb"), loaded), find_gpu("h100-sxm-80gb"));
 }
 
+TEST(CalibrationProfileJson, RoundTripsTheMeasuredGemmTable) {
+  CalibrationProfile p = slower_a100();
+  p.gpus[0].measured_gemms = {{4096, 4096, 4096, false, 201.5}, {8192, 1024, 28672, false, 240.0}};
+  const nlohmann::json j = profile_to_json(p, {});
+  const LoadedProfile loaded = profile_from_json(j, "p.json");
+  EXPECT_EQ(loaded.gpus.at(0).measured_gemms, p.gpus[0].measured_gemms);
+  EXPECT_EQ(apply_profile(find_gpu("a100-sxm-80gb"), loaded), p.gpus[0]);
+  // A profile without the table loads as before and leaves the GPU's curve alone.
+  EXPECT_FALSE(profile_to_json(slower_a100(), {})["gpus"][0].contains("measured_gemms"));
+}
+
+TEST(CalibrationProfileJson, BadMeasuredGemmRowsNameTheirField) {
+  CalibrationProfile p = slower_a100();
+  p.gpus[0].measured_gemms = {{4096, 4096, 4096, false, 201.5}};
+  const auto error_field = [&](const char* key, const nlohmann::json& value) -> std::string {
+    nlohmann::json j = profile_to_json(p, {});
+    j["gpus"][0]["measured_gemms"][0][key] = value;
+    try {
+      apply_profile(find_gpu("a100-sxm-80gb"), profile_from_json(j, "p.json"));
+    } catch (const Error& e) {
+      return e.field();
+    }
+    return "";
+  };
+  EXPECT_EQ(error_field("dtype", "int8"), "profile.gpus[0].measured_gemms[0].dtype");
+  EXPECT_EQ(error_field("m", 0), "profile.gpus[0].measured_gemms[0].m");
+  EXPECT_EQ(error_field("k", 10.5), "profile.gpus[0].measured_gemms[0].k");
+  EXPECT_EQ(error_field("tflops", -1.0), "profile.gpus[0].measured_gemms[0].tflops");
+  EXPECT_EQ(error_field("tflops", 400.0), "gpu.a100-sxm-80gb.measured_gemms[0].tflops");  // above the 312 TFLOP/s peak
+  EXPECT_EQ(error_field("speed", 1.0), "profile.gpus[0].measured_gemms[0].speed");
+}
+
 TEST(CalibrationProfileJson, RejectsUnknownParametersKindsAndValuesOutOfRange) {
   nlohmann::json j = profile_to_json(slower_a100(), {});
   j["gpus"][0]["parameters"]["gemm_speedup"] = 2.0;

@@ -1,0 +1,61 @@
+#include "cost/measured_gemm_scale.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "cost/compute_cost.h"
+
+namespace tessera {
+
+namespace {
+
+using Octaves = std::array<double, 3>;
+
+Octaves octaves_smallest_first(double m, double n, double k) {
+  Octaves out = {std::log2(m), std::log2(n), std::log2(k)};
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+double squared_distance(const Octaves& a, const Octaves& b) {
+  double sum = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) sum += (a[i] - b[i]) * (a[i] - b[i]);
+  return sum;
+}
+
+// Beyond four reaches a row's weight is below the curve's by 50x: skipped.
+constexpr double kIgnoredBeyondReaches = 4.0;
+
+// ln(measured time / the curve's time) of one measured GEMM.
+double measured_log_ratio(const MeasuredGemm& row, const GpuSpec& gpu) {
+  const double measured_s = 2.0 * row.m * row.n * row.k / (row.tflops * 1e12);
+  return std::log(measured_s / curve_gemm_time_s(row.m, row.n, row.k, gpu, row.fp8));
+}
+
+}  // namespace
+
+double measured_gemm_weight(double squared_octaves) {
+  const double reach = kMeasuredGemmReachOctaves;
+  return std::exp(-squared_octaves / (2.0 * reach * reach)) / (squared_octaves + kSameShapeOctaves * kSameShapeOctaves);
+}
+
+double measured_gemm_time_scale(double m, double n, double k, bool fp8, const GpuSpec& gpu) {
+  if (gpu.measured_gemms.empty()) return 1.0;
+  const Octaves asked = octaves_smallest_first(m, n, k);
+  const double reach_squared = kMeasuredGemmReachOctaves * kMeasuredGemmReachOctaves;
+  const double ignored_beyond = kIgnoredBeyondReaches * kIgnoredBeyondReaches * reach_squared;
+  double weighted_log_ratio = 0;
+  double weights = measured_gemm_weight(kCurveWeightAtReaches * kCurveWeightAtReaches * reach_squared);
+  for (const MeasuredGemm& row : gpu.measured_gemms) {
+    if (row.fp8 != fp8) continue;
+    const double d2 = squared_distance(asked, octaves_smallest_first(row.m, row.n, row.k));
+    if (d2 > ignored_beyond) continue;
+    const double w = measured_gemm_weight(d2);
+    weighted_log_ratio += w * measured_log_ratio(row, gpu);
+    weights += w;
+  }
+  return std::exp(weighted_log_ratio / weights);
+}
+
+}  // namespace tessera

@@ -1,0 +1,18 @@
+// One GEMM timed on a GPU (a probe's or `calibrate --gemm`'s row): its shape, precision and the
+// throughput it ran at. A calibration profile keeps the dense rows it was fitted on beside the
+// fitted curve, and the cost model prices shapes at or near them from the measurement
+// (cost/measured_gemm_scale.h): cuBLAS picks a tile configuration per shape, and a shape whose pick
+// is poor (the H200 ran 16,384 x 128,256 x 2,048 at 566 TFLOP/s, its neighbours at 670-740) is
+// not on any smooth curve.
+#pragma once
+
+namespace tessera {
+
+struct MeasuredGemm {
+  double m = 0, n = 0, k = 0;  // (m x k) * (k x n)
+  bool fp8 = false;
+  double tflops = 0;  // 2 m n k / measured time, TFLOP/s
+  bool operator==(const MeasuredGemm&) const = default;
+};
+
+}  // namespace tessera
