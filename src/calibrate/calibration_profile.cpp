@@ -29,6 +29,10 @@ GpuSpec apply_profile(const GpuSpec& gpu, const LoadedProfile& profile) {
   return out;
 }
 
+bool LoadedProfile::has_measured_gemms() const {
+  return std::any_of(gpus.begin(), gpus.end(), [](const CalibratedGpu& g) { return !g.measured_gemms.empty(); });
+}
+
 std::string ProfileInputs::counts_text() const {
   std::string out = std::to_string(runs) + " runs, " + std::to_string(collectives) + " collective rows, " +
                     std::to_string(gemms) + " GEMMs";

@@ -49,6 +49,7 @@ struct LoadedProfile {
   ProfileInputs inputs;
   LinkOverrides links;
   bool has_links() const;  // any measured link, top level or per GPU
+  bool has_measured_gemms() const;  // any GPU with a measured GEMM table
 };
 
 // The node-tier fields of a links section, in file order (the profile file's names).

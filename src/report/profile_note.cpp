@@ -18,6 +18,11 @@ nlohmann::json profile_note_json(const LoadedProfile& profile) {
     for (const auto& g : profile.gpus)
       if (!g.links.empty()) note["gpu_links"][g.key] = node_links_to_json(g.links);
   }
+  if (profile.has_measured_gemms()) {
+    note["measured_gemms"] = nlohmann::json::object();
+    for (const auto& g : profile.gpus)
+      if (!g.measured_gemms.empty()) note["measured_gemms"][g.key] = g.measured_gemms.size();
+  }
   return note;
 }
 
@@ -31,8 +36,13 @@ std::string profile_note_text(const LoadedProfile& profile) {
     for (const auto& g : profile.gpus)
       if (!g.links.empty()) links += " " + g.key + " " + json_fields::to_text(node_links_to_json(g.links));
   }
+  std::string gemms;
+  for (const auto& g : profile.gpus)
+    if (!g.measured_gemms.empty())
+      gemms += (gemms.empty() ? "; measured GEMMs priced as measured:" : ",") + std::string(" ") + g.key + " " +
+               std::to_string(g.measured_gemms.size()) + " shapes";
   const auto& identified = profile.inputs.identified;
-  if (identified && identified->empty() && !profile.has_links())
+  if (identified && identified->empty() && !profile.has_links() && !profile.has_measured_gemms())
     return "calibration profile " + profile.file + " changes nothing: no parameter was identified from its " +
            profile.inputs.counts_text() + ", so " + (keys.empty() ? "every GPU" : keys) + " keeps the catalog's values\n";
   std::string moved;
@@ -41,7 +51,7 @@ std::string profile_note_text(const LoadedProfile& profile) {
     for (const auto& name : *identified) moved += " " + name;
   }
   return "calibration profile " + profile.file + " applied to " + (keys.empty() ? "no GPU" : keys) + " (fitted on " +
-         profile.inputs.counts_text() + moved + ")" + links + "\n";
+         profile.inputs.counts_text() + moved + ")" + links + gemms + "\n";
 }
 
 }  // namespace tessera

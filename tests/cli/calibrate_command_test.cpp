@@ -2,6 +2,7 @@
 // --profile commands predict and they say so; nccl-tests output moves only communication terms;
 // bad inputs are one line naming the field, exit 2.
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -46,6 +47,23 @@ TEST_F(CalibrateCommand, ProfileLowersTheErrorOfTheRunsNotFittedAndReportsItself
   EXPECT_EQ(calibrated["profile"]["gpus"], nlohmann::json::array({"a100-class"}));
   const RunResult text = run({"validate", kRest, "--profile", profile});
   EXPECT_NE(text.out.find("calibration profile " + profile + " applied to a100-class"), std::string::npos);
+}
+
+// A GEMM sweep's dense rows travel in the profile, and a command that applies it says how many
+// shapes it prices as measured (the H200's sweep, ../shared/validation/h200/gemm.csv: 33 shapes in
+// bf16 and fp8 each).
+TEST_F(CalibrateCommand, TheMeasuredGemmsTravelInTheProfileAndAreAnnounced) {
+  const std::string profile = (dir_ / "gemm.json").string();
+  const nlohmann::json fit = run_json({"--gemm", kFixtures + "probe/h200/gemm.csv", "--gpu", "h200", "-o", profile});
+  ASSERT_EQ(fit["gpus"].size(), 1u);
+  EXPECT_EQ(fit["gpus"][0]["measured_gemms"].size(), 66u);
+  command_.clear();
+  const std::vector<std::string> estimate = {"estimate", "--model", "llama3-8b", "--cluster", "h200:8", "--plan", "tp=8,mb=1,gbs=8,seq=4096", "--profile", profile};
+  std::vector<std::string> as_json = estimate;
+  as_json.push_back("--json");
+  const nlohmann::json note = run_json(as_json)["profile"];
+  EXPECT_EQ(note["measured_gemms"]["h200"], 66);
+  EXPECT_NE(run(estimate).out.find("measured GEMMs priced as measured: h200 66 shapes"), std::string::npos);
 }
 
 TEST_F(CalibrateCommand, NcclTestsOutputMovesOnlyCommunicationParameters) {
