@@ -69,6 +69,22 @@ Job deepseek_v3_h100() {
   return j;
 }
 
+// The 70B job on GPUs that carry a calibration profile's measured GEMM table: a probe's sweep of
+// LLM shapes (m 4,096 and 16,384 tokens; 14 (n, k) pairs), bf16 and fp8, 56 rows
+// (cost/measured_gemm_scale.h prices every GEMM from the rows near it).
+Job llama70b_measured_gemms() {
+  Job j = llama70b();
+  const double pairs[][2] = {{3072, 2048}, {2048, 2048}, {16384, 2048}, {2048, 8192}, {128256, 2048},
+                             {5120, 3072}, {3072, 3072}, {16384, 3072}, {3072, 8192}, {6144, 4096},
+                             {4096, 4096}, {28672, 4096}, {4096, 14336}, {128256, 4096}};
+  for (const double m : {4096.0, 16384.0})
+    for (const auto& nk : pairs)
+      for (const bool fp8 : {false, true})
+        j.cluster.gpu.measured_gemms.push_back({m, nk[0], nk[1], fp8, fp8 ? 1200.0 : 650.0});
+  j.cluster.gpu.validate();
+  return j;
+}
+
 template <tessera::Estimate (*Estimator)(const tessera::ModelSpec&, const tessera::Cluster&,
                                          const tessera::Plan&, const tessera::Workload&)>
 void run(benchmark::State& state, const Job& j) {
@@ -85,6 +101,10 @@ void BM_AnalyticalDeepSeekV3(benchmark::State& state) { run<tessera::estimate_an
 BENCHMARK(BM_AnalyticalDeepSeekV3);
 void BM_AnalyticalDeepSeekV3H100(benchmark::State& state) { run<tessera::estimate_analytical>(state, deepseek_v3_h100()); }
 BENCHMARK(BM_AnalyticalDeepSeekV3H100);
+void BM_AnalyticalLlama70BMeasuredGemms(benchmark::State& state) {
+  run<tessera::estimate_analytical>(state, llama70b_measured_gemms());
+}
+BENCHMARK(BM_AnalyticalLlama70BMeasuredGemms);
 // Memoised after the first call: a hash of the pipeline's costs and a table lookup.
 void BM_SimulatedLlama70B(benchmark::State& state) { run<tessera::estimate>(state, llama70b()); }
 BENCHMARK(BM_SimulatedLlama70B);

@@ -184,7 +184,7 @@ std::vector<MeasurementFit> time_fits(const GpuMeasurements& g, const GpuSpec& a
 std::vector<MeasuredGemm> measured_dense_gemms(const GpuMeasurements& g) {
   std::vector<MeasuredGemm> out;
   for (const auto* m : g.gemms)
-    if (m->groups <= 1) out.push_back({m->m, m->n, m->k, m->fp8, m->tflops});
+    if (m->groups <= 1) out.emplace_back(m->m, m->n, m->k, m->fp8, m->tflops);
   return out;
 }
 

@@ -29,8 +29,7 @@ constexpr double kIgnoredBeyondReaches = 4.0;
 
 // ln(measured time / the curve's time) of one measured GEMM.
 double measured_log_ratio(const MeasuredGemm& row, const GpuSpec& gpu) {
-  const double measured_s = 2.0 * row.m * row.n * row.k / (row.tflops * 1e12);
-  return std::log(measured_s / curve_gemm_time_s(row.m, row.n, row.k, gpu, row.fp8));
+  return row.log_time_s - std::log(curve_gemm_time_s(row.m, row.n, row.k, gpu, row.fp8));
 }
 
 }  // namespace
@@ -49,7 +48,7 @@ double measured_gemm_time_scale(double m, double n, double k, bool fp8, const Gp
   double weights = measured_gemm_weight(kCurveWeightAtReaches * kCurveWeightAtReaches * reach_squared);
   for (const MeasuredGemm& row : gpu.measured_gemms) {
     if (row.fp8 != fp8) continue;
-    const double d2 = squared_distance(asked, octaves_smallest_first(row.m, row.n, row.k));
+    const double d2 = squared_distance(asked, row.octaves);
     if (d2 > ignored_beyond) continue;
     const double w = measured_gemm_weight(d2);
     weighted_log_ratio += w * measured_log_ratio(row, gpu);

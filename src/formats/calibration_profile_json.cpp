@@ -54,18 +54,17 @@ nlohmann::json measured_gemms_json(const std::vector<MeasuredGemm>& rows) {
 MeasuredGemm measured_gemm_from_json(const nlohmann::json& j, const std::string& path) {
   require_object(j, path);
   reject_unknown_keys(j, path, {"m", "n", "k", "dtype", "tflops"});
-  MeasuredGemm g;
-  for (const auto& [key, field] : {std::pair{"m", &MeasuredGemm::m}, std::pair{"n", &MeasuredGemm::n}, std::pair{"k", &MeasuredGemm::k}}) {
-    g.*field = get_number(j, key, path);
-    if (g.*field < 1 || std::floor(g.*field) != g.*field)
-      throw Error(path + "." + key, "got " + excerpt(j.at(key)), "a whole number >= 1");
-  }
+  const auto dimension = [&](const char* key) {
+    const double d = get_number(j, key, path);
+    if (d < 1 || std::floor(d) != d) throw Error(path + "." + key, "got " + excerpt(j.at(key)), "a whole number >= 1");
+    return d;
+  };
+  const double m = dimension("m"), n = dimension("n"), k = dimension("k");
   const std::string dtype = get_string(j, "dtype", path);
   if (dtype != "bf16" && dtype != "fp8") throw Error(path + ".dtype", "got '" + dtype + "'", "bf16, fp8");
-  g.fp8 = dtype == "fp8";
-  g.tflops = get_number(j, "tflops", path);
-  if (!(g.tflops > 0)) throw Error(path + ".tflops", "got " + excerpt(j.at("tflops")), "a number > 0 (up to the GPU's peak)");
-  return g;
+  const double tflops = get_number(j, "tflops", path);
+  if (!(tflops > 0)) throw Error(path + ".tflops", "got " + excerpt(j.at("tflops")), "a number > 0 (up to the GPU's peak)");
+  return MeasuredGemm(m, n, k, dtype == "fp8", tflops);
 }
 
 std::vector<MeasuredGemm> measured_gemms_from_json(const nlohmann::json& list, const std::string& path) {

@@ -6,13 +6,24 @@
 // not on any smooth curve.
 #pragma once
 
+#include <array>
+
 namespace tessera {
 
 struct MeasuredGemm {
   double m = 0, n = 0, k = 0;  // (m x k) * (k x n)
   bool fp8 = false;
   double tflops = 0;  // 2 m n k / measured time, TFLOP/s
-  bool operator==(const MeasuredGemm&) const = default;
+  // Derived once here, for the pricing's inner loop: log2 of the dimensions, smallest first, and
+  // ln of the measured time in seconds. Build rows with the constructor.
+  std::array<double, 3> octaves{};
+  double log_time_s = 0;
+
+  MeasuredGemm() = default;
+  MeasuredGemm(double m, double n, double k, bool fp8, double tflops);
+  bool operator==(const MeasuredGemm& o) const {
+    return m == o.m && n == o.n && k == o.k && fp8 == o.fp8 && tflops == o.tflops;
+  }
 };
 
 }  // namespace tessera
