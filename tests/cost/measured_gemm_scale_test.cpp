@@ -98,6 +98,28 @@ TEST(MeasuredGemmScale, FarShapesAndTheOtherPrecisionKeepTheCurve) {
   EXPECT_LT(rel_err(std::log(three_octaves), log_ratio / 2.0), 1e-9);
 }
 
+// Guards of the three constants, in numbers a 20% move of any of them breaks: three octaves from
+// the one measured shape the measurement carries half of its log ratio (kCurveWeightAtReaches 3.6
+// or a reach of 1.2 octaves would leave 91% or 85%), and a measured shape's neighbour one octave
+// away takes 0.15% of its price (exp(-1/2) / 1.0025 against 1 / 0.05^2; a same-shape width of
+// 0.06 octave would make it 0.22%).
+TEST(MeasuredGemmScale, GuardTheReachTheSameShapeWidthAndTheCurvesWeight) {
+  const GpuSpec gpu = h200_with({kLogits});
+  const double at = std::log(measured_gemm_time_scale(kLogits.m, kLogits.n, kLogits.k, false, gpu));
+  const double three_octaves = std::log(measured_gemm_time_scale(kLogits.m / 8, kLogits.n, kLogits.k, false, gpu));
+  EXPECT_NEAR(three_octaves / at, 0.5, 0.02);
+  const MeasuredGemm neighbour{16384, 128256, 4096, false, 670.4};
+  const GpuSpec both = h200_with({kLogits, neighbour});
+  const double alone = std::log(measured_gemm_time_scale(kLogits.m, kLogits.n, kLogits.k, false, h200_with({neighbour})));
+  const double own = at, mixed = std::log(measured_gemm_time_scale(kLogits.m, kLogits.n, kLogits.k, false, both));
+  // mixed = (W0 own' + W1 r1) / (W0 + W1 + c), own' and r1 the two rows' log ratios; the
+  // neighbour's share W1 / (W0 + W1) is recovered from the three prices.
+  const double r1 = alone * (weight(1.0) + curve_weight()) / weight(1.0);
+  const double own_ratio = own * (weight(0) + curve_weight()) / weight(0);
+  const double share = (mixed - own_ratio) / (r1 - own_ratio);
+  EXPECT_NEAR(share, 0.0015, 0.0003);
+}
+
 TEST(MeasuredGemmScale, ARowFasterThanThePeakOrOfNoShapeIsRefused) {
   EXPECT_THROW(h200_with({{4096, 4096, 4096, false, 1000.0}}), Error);  // above the 989.4 TFLOP/s peak
   EXPECT_THROW(h200_with({{0, 4096, 4096, false, 500.0}}), Error);
