@@ -180,11 +180,11 @@ std::vector<MeasurementFit> time_fits(const GpuMeasurements& g, const GpuSpec& a
   return out;
 }
 
-// The dense GEMM rows of one GPU as the profile keeps them (grouped rows stay with the curve).
-std::vector<MeasuredGemm> measured_dense_gemms(const GpuMeasurements& g) {
+// The GEMM rows a GEMM stage fitted (dense ones: grouped rows stay with the curve), as the profile
+// keeps them.
+std::vector<MeasuredGemm> measured_gemm_table(const GpuMeasurements& stage) {
   std::vector<MeasuredGemm> out;
-  for (const auto* m : g.gemms)
-    if (m->groups <= 1) out.emplace_back(m->m, m->n, m->k, m->fp8, m->tflops);
+  for (const auto* m : stage.gemms) out.emplace_back(m->m, m->n, m->k, m->fp8, m->tflops);
   return out;
 }
 
@@ -245,9 +245,10 @@ GpuSpec fit_time_parameters(const GpuMeasurements& g, const CalibrationOptions& 
   GpuSpec gpu = g.catalog;
   std::vector<ParameterFit> moved;
   for (const FitStage& stage : fit_stages()) {
-    gpu = fit_stage(stage_measurements(g, stage.kind), stage, gpu, options, moved, work);
+    const GpuMeasurements measured = stage_measurements(g, stage.kind);
+    gpu = fit_stage(measured, stage, gpu, options, moved, work);
     // Later stages (and the profile) price the measured shapes at their measurement.
-    if (stage.kind == StageKind::gemms && term_allowed(ParameterTerm::compute, options)) gpu.measured_gemms = measured_dense_gemms(g);
+    if (stage.kind == StageKind::gemms && term_allowed(ParameterTerm::compute, options)) gpu.measured_gemms = measured_gemm_table(measured);
   }
   for (const auto& p : calibration_parameters()) {
     if (p.term == ParameterTerm::memory || !term_allowed(p.term, options) || g.catalog.*p.field <= 0) continue;

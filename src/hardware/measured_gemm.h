@@ -10,6 +10,10 @@
 
 namespace tessera {
 
+// log2 of a GEMM's dimensions, smallest first: where the measured-GEMM pricing measures distance
+// (cost/measured_gemm_scale.h).
+std::array<double, 3> octaves_smallest_first(double m, double n, double k);
+
 struct MeasuredGemm {
   double m = 0, n = 0, k = 0;  // (m x k) * (k x n)
   bool fp8 = false;
