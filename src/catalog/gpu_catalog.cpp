@@ -159,12 +159,17 @@ ScopedProfile::ScopedProfile(LoadedProfile profile) {
         throw Error(field, "'" + profile.gpus[i].key + "' is not a GPU key", "the key " + gpu.key);
       (void)apply_profile(gpu, profile);  // its values within their ranges, before anything runs
     } catch (const Error& e) {
-      // A refitted value out of its range is named where the profile holds it; anything else
-      // (an unknown GPU) is the entry's key.
+      // A refitted value or a measured GEMM out of its range is named where the profile holds it
+      // (gpu.<key>.gemm_efficiency -> parameters.gemm_efficiency, gpu.<key>.measured_gemms[3].tflops
+      // -> measured_gemms[3].tflops); anything else (an unknown GPU) is the entry's key.
       const std::string& inner = e.field();
-      const std::string where = inner.rfind("gpu.", 0) == 0
-                                    ? "profile.gpus[" + std::to_string(i) + "].parameters." + inner.substr(inner.rfind('.') + 1)
-                                    : field;
+      const std::string spec_prefix = "gpu." + profile.gpus[i].key + ".";
+      const std::string entry = "profile.gpus[" + std::to_string(i) + "].";
+      std::string where = field;
+      if (inner.rfind(spec_prefix, 0) == 0) {
+        const std::string rest = inner.substr(spec_prefix.size());
+        where = entry + (rest.rfind("measured_gemms[", 0) == 0 ? rest : "parameters." + rest.substr(rest.rfind('.') + 1));
+      }
       throw Error(where + " (" + profile.file + ")", e.problem(), e.allowed());
     }
   }

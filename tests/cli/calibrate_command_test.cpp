@@ -110,6 +110,25 @@ TEST_F(CalibrateCommand, BadInputsAreOneLineNamingTheField) {
   }
 }
 
+// A value the GPU refuses is named where the profile holds it: a measured GEMM faster than the
+// H200's 989.4 TFLOP/s peak by its row, an efficiency above 1 under "parameters".
+TEST_F(CalibrateCommand, AProfileValueOutOfRangeIsNamedWhereTheFileHoldsIt) {
+  const std::string gemm = file("gemm.json", R"({"schema_version": 1, "kind": "tessera-calibration-profile",
+      "gpus": [{"key": "h200", "parameters": {"gemm_efficiency": 0.7},
+                "measured_gemms": [{"m": 4096, "n": 4096, "k": 4096, "dtype": "bf16", "tflops": 700},
+                                   {"m": 8192, "n": 8192, "k": 8192, "dtype": "bf16", "tflops": 5000}]}]})").string();
+  const std::string efficiency = file("eff.json", R"({"schema_version": 1, "kind": "tessera-calibration-profile",
+      "gpus": [{"key": "h200", "parameters": {"gemm_efficiency": 1.5}}]})").string();
+  command_.clear();
+  for (const auto& [profile, field] : {std::pair{gemm, std::string("profile.gpus[0].measured_gemms[1].tflops")},
+                                       std::pair{efficiency, std::string("profile.gpus[0].parameters.gemm_efficiency")}}) {
+    const RunResult r = run({"estimate", "--profile", profile});
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_NE(r.err.find(field + " ("), std::string::npos) << describe(r);
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << describe(r);  // one line
+  }
+}
+
 TEST_F(CalibrateCommand, AProfileThatNamesAnUnknownGpuIsRefused) {
   const std::string bad = file("bad.json", R"({"schema_version": 1, "kind": "tessera-calibration-profile",
       "gpus": [{"key": "z100", "parameters": {"gemm_efficiency": 0.5}}]})").string();
