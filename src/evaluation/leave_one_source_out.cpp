@@ -13,52 +13,16 @@ namespace tessera {
 
 namespace {
 
-// Golden-section search of the GEMM-efficiency multiplier (the fit: median |error| of a family's
-// rows is unimodal in it to good approximation). Bounds: +-35% of the catalog value.
+// The refit's bounds: +-35% of the catalog's GEMM efficiencies; bisection halves the interval
+// each step (0.7 / 2^20 < 1e-6).
 constexpr double kScaleLow = 0.65, kScaleHigh = 1.35;
-constexpr int kSearchSteps = 14;  // interval shrinks by 0.618^14 ~ 1e-3
-constexpr double kGolden = 0.6180339887498949;
+constexpr int kBisectionSteps = 20;
 
 CsvTable subset(const CsvTable& table, const std::vector<std::size_t>& rows) {
   CsvTable out;
   out.header = table.header;
   for (std::size_t i : rows) out.rows.push_back(table.rows[i]);
   return out;
-}
-
-// The catalog with every GPU of `family` at `scale` x its GEMM efficiencies.
-std::vector<GpuSpec> scaled_catalog(const std::string& family, double scale) {
-  std::vector<GpuSpec> gpus = gpu_catalog();
-  for (GpuSpec& g : gpus)
-    if (gemm_family(g.key) == family) {
-      g.gemm_efficiency = std::min(1.0, g.gemm_efficiency * scale);
-      g.fp8_gemm_efficiency = std::min(1.0, g.fp8_gemm_efficiency * scale);
-    }
-  return gpus;
-}
-
-double median_abs_error(const CsvTable& rows, const std::vector<GpuSpec>& gpus) {
-  const ValidationReport report = validate_runs(rows, PipelineModel::simulated, &gpus);
-  return report.summary.median_abs_error_pct;
-}
-
-double fit_scale(const CsvTable& rows, const std::string& family) {
-  double lo = kScaleLow, hi = kScaleHigh;
-  double a = hi - kGolden * (hi - lo), b = lo + kGolden * (hi - lo);
-  double fa = median_abs_error(rows, scaled_catalog(family, a));
-  double fb = median_abs_error(rows, scaled_catalog(family, b));
-  for (int i = 0; i < kSearchSteps; ++i) {
-    if (fa <= fb) {
-      hi = b, b = a, fb = fa;
-      a = hi - kGolden * (hi - lo);
-      fa = median_abs_error(rows, scaled_catalog(family, a));
-    } else {
-      lo = a, a = b, fa = fb;
-      b = lo + kGolden * (hi - lo);
-      fb = median_abs_error(rows, scaled_catalog(family, b));
-    }
-  }
-  return (lo + hi) / 2.0;
 }
 
 // Per accuracy class, in summarize_by_class's order: its rows' held-out errors and publishers.
@@ -84,6 +48,38 @@ std::vector<HeldOutClass> summarize_held_out(const std::vector<HeldOutRow>& rows
 double time_error_pct(const std::string& metric, double error_pct) {
   if (metric == "iter_time_s") return error_pct;
   return 100.0 * (1.0 / (1.0 + error_pct / 100.0) - 1.0);
+}
+
+std::vector<GpuSpec> scaled_gemm_catalog(const std::string& family, double scale) {
+  std::vector<GpuSpec> gpus = gpu_catalog();
+  for (GpuSpec& g : gpus)
+    if (gemm_family(g.key) == family) {
+      g.gemm_efficiency = std::min(1.0, g.gemm_efficiency * scale);
+      g.fp8_gemm_efficiency = std::min(1.0, g.fp8_gemm_efficiency * scale);
+    }
+  return gpus;
+}
+
+double median_log_time_ratio(const CsvTable& rows, const std::vector<GpuSpec>& gpus) {
+  const ValidationReport report = validate_runs(rows, PipelineModel::simulated, &gpus);
+  std::vector<double> ratios;
+  ratios.reserve(report.rows.size());
+  for (const ValidationResult& r : report.rows) ratios.push_back(std::log(r.predicted_time_s / r.measured_time_s));
+  if (ratios.empty()) return 0.0;
+  std::sort(ratios.begin(), ratios.end());
+  const std::size_t n = ratios.size();
+  return n % 2 == 1 ? ratios[n / 2] : 0.5 * (ratios[n / 2 - 1] + ratios[n / 2]);
+}
+
+double median_unbiased_gemm_scale(const CsvTable& rows, const std::string& family) {
+  double lo = kScaleLow, hi = kScaleHigh;
+  for (int i = 0; i < kBisectionSteps; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    // Predicted slower than measured at the median: the GEMMs must run faster.
+    if (median_log_time_ratio(rows, scaled_gemm_catalog(family, mid)) > 0.0) lo = mid;
+    else hi = mid;
+  }
+  return 0.5 * (lo + hi);
 }
 
 CsvTable concatenate_tables(const std::vector<CsvTable>& tables) {
@@ -129,9 +125,9 @@ LeaveOneSourceOut leave_one_source_out(const CsvTable& table) {
           if (std::find(held_out.begin(), held_out.end(), i) == held_out.end() &&
               gemm_family(table.rows[i][static_cast<std::size_t>(gpu_col)]) == family)
             training.push_back(i);
-        if (!training.empty()) scale = fit_scale(subset(table, training), family);
+        if (!training.empty()) scale = median_unbiased_gemm_scale(subset(table, training), family);
       }
-      const std::vector<GpuSpec> gpus = scaled_catalog(family, scale);
+      const std::vector<GpuSpec> gpus = scaled_gemm_catalog(family, scale);
       const ValidationReport report = validate_runs(subset(table, rows), PipelineModel::simulated, &gpus);
       for (const ValidationResult& r : report.rows) {
         out.rows.push_back({source, r.id, accuracy_class(r), r.error_pct, time_error_pct(r.metric, r.error_pct), scale});
