@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Regenerates tests/fixtures/accuracy_figures.json (the figures the accuracy guard test
-pins and the README's accuracy table quotes) from `tessera validate --json`.
+pins and the README's accuracy tables quote, in-sample and leave-one-source-out) from
+`tessera validate --json` and `tessera validate --leave-one-source-out --json`.
 
 Usage: scripts/accuracy_figures.py [build/bin/tessera] [../shared/validation]
 Run it after a change that moves the validation figures on purpose, and update the README."""
@@ -30,10 +31,20 @@ def by_class(summary):
             for k in summary["classes"]}
 
 
+def held_out(name):
+    """Leave-one-source-out figures per class with two or more publishers (README "Out of sample")."""
+    out = subprocess.run([binary, "validate", os.path.join(shared, name), "--leave-one-source-out", "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    return {k["class"]: {"n": k["n"], "sources": k["sources"], "median": rounded(k["median_abs_error_pct"]),
+                         "p90": rounded(k["p90_abs_error_pct"]), "max": rounded(k["max_abs_error_pct"])}
+            for k in json.loads(out)["classes"] if k["sources"] >= 2}
+
+
 public = validate("public_runs.csv")
 vtrain = validate("vtrain_runs.csv")
 figures = {
     "public_runs": by_class(public),
+    "public_runs_held_out": held_out("public_runs.csv"),
     "moe_runs": by_class(validate("moe_runs.csv")),
     "h200_runs": by_class(validate("h200/runs.csv")),
     "vtrain_runs": {"n": vtrain["n"], "median": rounded(vtrain["median_abs_error_pct"]),

@@ -1,8 +1,8 @@
 // Accuracy guard: `tessera validate` on the published runs of ../shared/validation, by class,
 // against the figures documented in tests/fixtures/accuracy_figures.json (and the README's
-// accuracy table). A change that moves a class's median or p90 |error| by more than one point,
-// or the vTrain rank correlation by more than 0.01, fails here until the documentation is
-// updated with it. A second test shows the guard catches a calibration mutation.
+// accuracy tables, in-sample and leave-one-source-out). A change that moves a class's median or
+// p90 |error| by more than one point, or the vTrain rank correlation by more than 0.01, fails here
+// until the documentation is updated with it. A second test shows the guard catches a calibration mutation.
 #include "evaluation/validation.h"
 
 #include <cmath>
@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/gpu_catalog.h"
+#include "evaluation/leave_one_source_out.h"
 #include "formats/json_fields.h"
 
 namespace tessera {
@@ -79,6 +80,25 @@ TEST(ValidationAccuracy, MoeAndH200RunsMatchTheDocumentedFigures) {
     EXPECT_EQ(moved_classes(classes(report), documented().at(key), true), 0) << file;
     for (const auto& row : report.rows) EXPECT_TRUE(row.fits) << row.id;
   }
+}
+
+// The README's out-of-sample table (public_runs.csv alone): each class with two or more publishers,
+// every row predicted with the GEMM efficiency refitted without its own publisher.
+TEST(ValidationAccuracy, HeldOutPublicRunsMatchTheDocumentedFigures) {
+  const LeaveOneSourceOut held_out = leave_one_source_out(table("public_runs.csv"));
+  const nlohmann::json want = documented().at("public_runs_held_out");
+  std::size_t documented_classes = 0;
+  for (const HeldOutClass& k : held_out.classes) {
+    if (k.sources < 2) continue;
+    ++documented_classes;
+    ASSERT_TRUE(want.contains(k.name)) << k.name;
+    const nlohmann::json& figures = want.at(k.name);
+    EXPECT_EQ(k.n, figures.at("n").get<std::size_t>()) << k.name;
+    EXPECT_EQ(k.sources, figures.at("sources").get<std::size_t>()) << k.name;
+    EXPECT_NEAR(k.median_abs_error_pct, figures.at("median").get<double>(), kAllowedMovePoints) << k.name;
+    EXPECT_NEAR(k.p90_abs_error_pct, figures.at("p90").get<double>(), kAllowedMovePoints) << k.name;
+  }
+  EXPECT_EQ(documented_classes, want.size());
 }
 
 TEST(ValidationAccuracy, VtrainRankingMatchesTheDocumentedFigures) {
