@@ -152,6 +152,7 @@ AccuracyTable accuracy_table_from(const ValidationReport& report, const LeaveOne
         k.median_error_pct = h.median_abs_error_pct;
         k.p90_error_pct = h.p90_abs_error_pct;
         k.max_error_pct = h.max_abs_error_pct;
+        k.median_time_error_pct = h.median_time_error_pct;
       }
     for (const ValidationResult& r : report.rows)
       if (accuracy_class(r) == s.name) add_row_range(r, k);
@@ -192,6 +193,7 @@ nlohmann::json accuracy_table_to_json(const AccuracyTable& table) {
                    {"median_error_pct", rounded(k.median_error_pct)},
                    {"p90_error_pct", rounded(k.p90_error_pct)},
                    {"max_error_pct", rounded(k.max_error_pct)},
+                   {"median_time_error_pct", rounded(k.median_time_error_pct)},
                    {"in_sample_median_error_pct", rounded(k.in_sample_median_error_pct)},
                    {"in_sample_p90_error_pct", rounded(k.in_sample_p90_error_pct)},
                    {"max_mfu_pct", rounded(k.max_mfu_pct)},
@@ -234,6 +236,7 @@ AccuracyTable accuracy_table_from_json(const nlohmann::json& j) {
       k.median_error_pct = get_number(c, "median_error_pct", path);
       k.p90_error_pct = get_number(c, "p90_error_pct", path);
       k.max_error_pct = get_number(c, "max_error_pct", path);
+      k.median_time_error_pct = get_number(c, "median_time_error_pct", path);
       k.in_sample_median_error_pct = get_number(c, "in_sample_median_error_pct", path);
       k.in_sample_p90_error_pct = get_number(c, "in_sample_p90_error_pct", path);
       k.max_mfu_pct = get_number(c, "max_mfu_pct", path);
@@ -303,6 +306,8 @@ Confidence cross_pool_confidence(const ModelSpec& model, const MixedCluster& clu
     out.sources = g == 0 ? c.sources : std::min(out.sources, c.sources);
     out.median_error_pct = std::max(out.median_error_pct, c.median_error_pct);
     out.p90_error_pct = std::max(out.p90_error_pct, c.p90_error_pct);
+    // The pools' most optimistic class: the pipeline runs at the pace of its slowest pool.
+    out.median_time_error_pct = std::min(out.median_time_error_pct, c.median_time_error_pct);
     for (const auto& x : c.extrapolations)
       out.extrapolations.push_back("pool " + std::to_string(seg.pool) + " (" + pool.gpu.key + "): " + x);
   }
@@ -327,20 +332,29 @@ nlohmann::json confidence_to_json(const Confidence& c) {
           {"sources", c.sources},
           {"median_error_pct", c.median_error_pct},
           {"p90_error_pct", c.p90_error_pct},
+          {"median_time_error_pct", c.median_time_error_pct},
           {"out_of_sample", !c.class_name.empty() && !c.too_few_sources()},
           {"extrapolations", c.extrapolations},
           {"memory", memory}};
 }
 
 namespace {
+// Which way the class's runs went, at the median: "runs took 2.1% longer than predicted".
+std::string time_bias_text(double median_time_error_pct) {
+  const double pct = std::fabs(median_time_error_pct);
+  if (pct < 0.05) return "runs took as long as predicted at the median";
+  return fmt::format("runs took {:.1f}% {} than predicted at the median", pct,
+                     median_time_error_pct < 0 ? "longer" : "less time");
+}
+
 // The class's error as measured out of sample, or why it cannot be.
 std::string class_error_text(const Confidence& c) {
   if (c.class_name.empty()) return "no validated class";
   const std::string name = c.class_description.empty() ? c.class_name : c.class_description;
   if (c.too_few_sources())
     return fmt::format("{}: {} runs from {} source, too few to say out of sample", name, c.runs, c.sources);
-  return fmt::format("{}: median {:.1f}%, p90 {:.1f}% out of sample ({} runs, {} sources)", name, c.median_error_pct,
-                     c.p90_error_pct, c.runs, c.sources);
+  return fmt::format("{}: median {:.1f}%, p90 {:.1f}% out of sample, {} ({} runs, {} sources)", name,
+                     c.median_error_pct, c.p90_error_pct, time_bias_text(c.median_time_error_pct), c.runs, c.sources);
 }
 
 // "memory: measured peaks median 0.1%, max 0.4% (9 runs, 1 source); margin 12.3%", with a mark

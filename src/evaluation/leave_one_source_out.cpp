@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/percentile.h"
 
 #include "catalog/gpu_catalog.h"
 
@@ -29,16 +30,18 @@ CsvTable subset(const CsvTable& table, const std::vector<std::size_t>& rows) {
 std::vector<HeldOutClass> summarize_held_out(const std::vector<HeldOutRow>& rows) {
   std::vector<HeldOutClass> out;
   for (const char* name : kAccuracyClassOrder) {
-    std::vector<double> errors;
+    std::vector<double> errors, time_errors;
     std::set<std::string> sources;
     for (const HeldOutRow& r : rows)
       if (r.accuracy_class == name) {
         errors.push_back(std::fabs(r.error_pct));
+        time_errors.push_back(r.time_error_pct);
         sources.insert(r.source);
       }
     if (errors.empty()) continue;
     const ClassSummary s = abs_error_summary(name, errors);
-    out.push_back({name, sources.size(), s.n, s.median_abs_error_pct, s.p90_abs_error_pct, s.max_abs_error_pct});
+    out.push_back({name, sources.size(), s.n, s.median_abs_error_pct, s.p90_abs_error_pct, s.max_abs_error_pct,
+                   percentile(time_errors, 50)});
   }
   return out;
 }
@@ -65,10 +68,7 @@ double median_log_time_ratio(const CsvTable& rows, const std::vector<GpuSpec>& g
   std::vector<double> ratios;
   ratios.reserve(report.rows.size());
   for (const ValidationResult& r : report.rows) ratios.push_back(std::log(r.predicted_time_s / r.measured_time_s));
-  if (ratios.empty()) return 0.0;
-  std::sort(ratios.begin(), ratios.end());
-  const std::size_t n = ratios.size();
-  return n % 2 == 1 ? ratios[n / 2] : 0.5 * (ratios[n / 2 - 1] + ratios[n / 2]);
+  return median(std::move(ratios));
 }
 
 double median_unbiased_gemm_scale(const CsvTable& rows, const std::string& family) {

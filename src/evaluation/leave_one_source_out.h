@@ -34,6 +34,9 @@ struct HeldOutClass {
   double median_abs_error_pct = 0;
   double p90_abs_error_pct = 0;
   double max_abs_error_pct = 0;
+  // The median of the rows' time_error_pct: negative when the class's runs took longer than
+  // predicted (the model is optimistic for it).
+  double median_time_error_pct = 0;
 };
 
 struct LeaveOneSourceOut {

@@ -151,6 +151,7 @@ Confidence assess_confidence(const ModelSpec& model, const Cluster& cluster, con
   out.sources = k->sources;
   out.median_error_pct = k->median_error_pct;
   out.p90_error_pct = k->p90_error_pct;
+  out.median_time_error_pct = k->median_time_error_pct;
   if (precision_on_family && !holds(k->precisions, plan.precision))
     x.push_back(fmt::format("{} (no validated {} runs in class {})", to_string(plan.precision), to_string(plan.precision),
                             k->name));

@@ -44,6 +44,9 @@ struct AccuracyClass {
   double median_error_pct = 0;  // leave-one-source-out |predicted - measured| / measured
   double p90_error_pct = 0;
   double max_error_pct = 0;
+  // Out of sample too, signed, in iteration time: the median of (predicted - measured) / measured
+  // over the class's rows; negative when its runs took longer than predicted.
+  double median_time_error_pct = 0;
   double in_sample_median_error_pct = 0;  // the same with the constants as fitted
   double in_sample_p90_error_pct = 0;
   double max_mfu_pct = 0;         // the highest MFU any of its runs measured
@@ -84,6 +87,7 @@ struct Confidence {
   std::int64_t sources = 0;
   double median_error_pct = 0;  // the class's leave-one-source-out error
   double p90_error_pct = 0;
+  double median_time_error_pct = 0;  // its signed median in iteration time (AccuracyClass)
   // What lies outside the validated runs, one phrase each ("2048 GPUs (validated up to 1024)").
   std::vector<std::string> extrapolations;
   // Memory: the measured peak error of the plan's framework, and the margin to the usable memory.

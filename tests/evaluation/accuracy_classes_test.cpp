@@ -73,6 +73,7 @@ TEST(AccuracyClasses, BuiltinFileEqualsWhatValidationComputesNow) {
     EXPECT_NEAR(g.median_error_pct, w.median_error_pct, kRounding);
     EXPECT_NEAR(g.p90_error_pct, w.p90_error_pct, kRounding);
     EXPECT_NEAR(g.max_error_pct, w.max_error_pct, kRounding);
+    EXPECT_NEAR(g.median_time_error_pct, w.median_time_error_pct, kRounding);
     EXPECT_NEAR(g.in_sample_median_error_pct, w.in_sample_median_error_pct, kRounding);
     EXPECT_NEAR(g.in_sample_p90_error_pct, w.in_sample_p90_error_pct, kRounding);
     EXPECT_NEAR(g.max_mfu_pct, w.max_mfu_pct, kRounding);
@@ -104,17 +105,19 @@ TEST(AccuracyClasses, BuiltinFileEqualsWhatValidationComputesNow) {
 TEST(AccuracyClasses, PrintedErrorIsTheClassesLeaveOneSourceOutFigure) {
   const Computed& c = computed();
   for (const AccuracyClass& k : builtin_accuracy_classes()) {
-    std::vector<double> errors;
+    std::vector<double> errors, time_errors;
     std::set<std::string> sources;
     for (const HeldOutRow& r : c.held_out.rows)
       if (r.accuracy_class == k.name) {
         errors.push_back(std::fabs(r.error_pct));
+        time_errors.push_back(r.time_error_pct);
         sources.insert(r.source);
       }
     SCOPED_TRACE(k.name);
     ASSERT_FALSE(errors.empty());
     EXPECT_NEAR(k.median_error_pct, percentile(errors, 50), kRounding);
     EXPECT_NEAR(k.p90_error_pct, percentile(errors, 90), kRounding);
+    EXPECT_NEAR(k.median_time_error_pct, percentile(time_errors, 50), kRounding);
     EXPECT_EQ(k.sources, static_cast<std::int64_t>(sources.size()));
   }
   // An estimate in a class prints that class's figure, out of sample; a one-source class says so.
@@ -130,6 +133,15 @@ TEST(AccuracyClasses, PrintedErrorIsTheClassesLeaveOneSourceOutFigure) {
                                                    h100.p90_error_pct)),
             std::string::npos)
       << confidence_text(conf);
+  // Which way the class's runs went, in the text and the JSON: the published Hopper runs took
+  // longer than predicted at the median (the catalog's efficiency is held by the H200 components).
+  EXPECT_EQ(conf.median_time_error_pct, h100.median_time_error_pct);
+  ASSERT_LT(h100.median_time_error_pct, 0.0);
+  EXPECT_NE(confidence_text(conf).find(fmt::format("runs took {:.1f}% longer than predicted at the median",
+                                                   -h100.median_time_error_pct)),
+            std::string::npos)
+      << confidence_text(conf);
+  EXPECT_EQ(confidence_to_json(conf).at("median_time_error_pct").get<double>(), h100.median_time_error_pct);
   const ModelSpec small = builtin_model("llama3-8b");
   const Cluster one = load_cluster("h200:1");
   const PlanRequest eager = load_plan("mb=1,gbs=1,seq=4096,recompute=full,framework=pytorch", small, one);

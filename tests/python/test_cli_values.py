@@ -41,7 +41,7 @@ BREAKDOWN = keys("compute_s", "recompute_s", "tp_comm_s", "cp_comm_s", "ep_comm_
 MEMORY = keys("stage", "weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "logits_gib",
               "buffers_gib", "framework_gib")
 CONFIDENCE = dict(keys("validated", "class", "description", "runs", "sources", "median_error_pct", "p90_error_pct",
-                       "out_of_sample", "extrapolations"),
+                       "median_time_error_pct", "out_of_sample", "extrapolations"),
                   memory=dict(keys("measured", "margin_pct", "margin_gib", "margin_inside_error"), runs=Optional(),
                               sources=Optional(), median_error_pct=Optional(), max_error_pct=Optional()))
 ESTIMATE_FIGURES = dict(keys("iteration_time_s", "tokens_per_s", "mfu", "hfu", "mfu_fp8_peak", "model_tflops_per_gpu",
