@@ -307,7 +307,7 @@ Confidence cross_pool_confidence(const ModelSpec& model, const MixedCluster& clu
     out.median_error_pct = std::max(out.median_error_pct, c.median_error_pct);
     out.p90_error_pct = std::max(out.p90_error_pct, c.p90_error_pct);
     // The pools' most optimistic class: the pipeline runs at the pace of its slowest pool.
-    out.median_time_error_pct = std::min(out.median_time_error_pct, c.median_time_error_pct);
+    out.median_time_error_pct = g == 0 ? c.median_time_error_pct : std::min(out.median_time_error_pct, c.median_time_error_pct);
     for (const auto& x : c.extrapolations)
       out.extrapolations.push_back("pool " + std::to_string(seg.pool) + " (" + pool.gpu.key + "): " + x);
   }

@@ -41,7 +41,7 @@ std::vector<HeldOutClass> summarize_held_out(const std::vector<HeldOutRow>& rows
     if (errors.empty()) continue;
     const ClassSummary s = abs_error_summary(name, errors);
     out.push_back({name, sources.size(), s.n, s.median_abs_error_pct, s.p90_abs_error_pct, s.max_abs_error_pct,
-                   percentile(time_errors, 50)});
+                   median(std::move(time_errors))});
   }
   return out;
 }

@@ -1,11 +1,12 @@
 // Leave-one-source-out check of the calibration: for each publisher of rows in a validation CSV,
 // refit the GPU families' sustained GEMM efficiency on the other publishers' rows only, then
-// predict the held-out rows with it. The refit is median-unbiased: the scale at which the other
-// rows are predicted too slow as often as too fast (the L1 location estimate of log(predicted /
-// measured)). Each row's predicted time falls as the scale rises, so their median does too and
-// the scale is unique; minimising the median |error| instead had several minima (issue 29's
-// stop-48 note: 14% apart on the Hopper rows) and its answer depended on the search bracket. The in-sample figures of `tessera validate` use constants
+// predict the held-out rows with it. The in-sample figures of `tessera validate` use constants
 // fitted on the same file; these say how the model does on a source it was not fitted to.
+// The refit is median-unbiased: the scale at which the other rows are predicted too slow as often
+// as too fast (the L1 location estimate of log(predicted / measured)). Each row's predicted time
+// falls as the scale rises, so their median does too and the scale is unique; minimising the
+// median |error| instead had several minima (14% apart on the Hopper rows without the Megatron-LM
+// README's) and its answer depended on the search bracket.
 #pragma once
 
 #include <string>
