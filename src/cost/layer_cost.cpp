@@ -7,6 +7,7 @@
 #include "cost/adapter_cost.h"
 #include "cost/compute_cost.h"
 #include "cost/eager_kernels.h"
+#include "cost/ep_overlap.h"
 #include "cost/layer_streaming.h"
 #include "cost/moe_layer_cost.h"
 #include "core/units.h"
@@ -320,12 +321,14 @@ LayerCost layer_cost(const LayerContext& x, bool moe, Recompute recompute) {
   cost.cp_s = context_parallel_time(x, kv_width, core, recompute);
   if (moe) {
     // Dispatch and combine forward, their reverses backward (and again when recomputed). With
-    // --overlap-moe-expert-parallel-comm another micro-batch's forward or backward runs under
-    // them (Megatron-Core's 1F1B A2A overlap), hiding up to that compute.
-    double ep = 2.0 * ep_fwd + recompute_comm;
-    cost.ep_total_s = ep;
-    if (p.overlap_ep) ep = std::max(0.0, ep - (cost.gpu_fwd_s + cost.gpu_bwd_s));
-    cost.ep_s = ep;
+    // --overlap-moe-expert-parallel-comm another micro-batch's backward runs beside this one's
+    // forward, each all-to-all under one named piece of the other's compute (cost/ep_overlap.h).
+    cost.ep_total_s = 2.0 * ep_fwd + recompute_comm;
+    const double one_way = 0.5 * ep_fwd;  // a dispatch, or a combine: the same route back
+    const double mlp_fwd = block.compute_s() - block.router_s;
+    const double mlp_bwd = moe_bwd - block.router_s;
+    const PairedLayerWork paired{cost.gpu_fwd_s - mlp_fwd, mlp_fwd, cost.gpu_bwd_s - mlp_bwd, mlp_bwd, one_way, one_way};
+    cost.ep_s = p.overlap_ep ? ep_overlap_exposed_s(paired) : cost.ep_total_s;
   }
   cost.comm_s = cost.tp_s + cost.cp_s + cost.ep_s;
   return cost;
