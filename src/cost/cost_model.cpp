@@ -10,6 +10,7 @@
 #include "cost/eager_kernels.h"
 #include "cost/compute_cost.h"
 #include "cost/embedding_head_cost.h"
+#include "cost/ep_overlap.h"
 #include "cost/layer_cost.h"
 #include "cost/layer_streaming.h"
 #include "cost/memory_model.h"
@@ -81,9 +82,12 @@ class IterationModel {
 
   // Cost of one micro-batch on virtual stage k (chunk k / pp of physical stage k % pp): its
   // layers, the embedding on the first, the output layer, loss and MTP modules on the last.
+  // Under EP overlap, the passes its stage runs unpaired expose their all-to-alls (cost/ep_overlap.h).
   StageCost chunk_cost(std::int64_t k) const {
-    return range_cost(split.virtual_stage_start(k), split.virtual_stage_layers(k), k == 0,
-                      k == split.virtual_stages - 1);
+    StageCost sc = range_cost(split.virtual_stage_start(k), split.virtual_stage_layers(k), k == 0,
+                              k == split.virtual_stages - 1);
+    if (p.overlap_ep) expose_unpaired_passes(sc, unpaired_pass_fraction(p.pp, p.vpp, k % p.pp, microbatches));
+    return sc;
   }
 
   // Cost of one micro-batch through layers [start, start + length), with the embedding and / or

@@ -12,6 +12,8 @@
 // has time to spare.
 #pragma once
 
+#include <cstdint>
+
 namespace tessera {
 
 // One MoE layer's work in a paired forward + backward. The attention side is everything before the
@@ -29,5 +31,15 @@ struct PairedLayerWork {
 // Between max(0, all-to-alls - compute) (everything hides that any compute could hide) and the
 // all-to-alls' whole length.
 double ep_overlap_exposed_s(const PairedLayerWork& work);
+
+// Only the steady state pairs a forward with a backward: the warm-up's forwards and the cool-down's
+// backwards run alone, their all-to-alls exposed. The share of a stage's chunk passes (each chunk
+// of each micro-batch, forward or backward) that run alone, from Megatron-Core's schedules.py
+// (get_pp_rank_microbatches, at d98e8a64): interleaved, stage s warms up with
+// (pp - s - 1) * 2 + (vpp - 1) * pp chunk forwards (--microbatch-group-size-per-virtual-pipeline-stage
+// defaults to pp) and one more under this overlap; without a pipeline (combined_1f1b.py's
+// no-pipelining schedule) the first forward and the last backward run alone. At most all of them.
+// (With a pipeline, Megatron runs this overlap only interleaved, vpp > 1: plan/plan.cpp.)
+double unpaired_pass_fraction(std::int64_t pp, std::int64_t vpp, std::int64_t stage, std::int64_t microbatches);
 
 }  // namespace tessera

@@ -42,4 +42,14 @@ inline void add_cost(StageCost& sc, const StageCost& e) {
   sc.bwd_s += e.bwd_s;
 }
 
+// Under EP overlap, the all-to-all that a stage's unpaired passes leave exposed
+// (cost/ep_overlap.h unpaired_pass_fraction: that share of its forwards and of its backwards runs
+// alone), spread over the micro-batches as the rest of the per-micro-batch cost is.
+inline void expose_unpaired_passes(StageCost& sc, double unpaired_fraction) {
+  const double extra = unpaired_fraction * (sc.ep_total_s - sc.ep_s);
+  sc.ep_s += extra;
+  sc.fwd_s += 0.5 * extra;
+  sc.bwd_s += 0.5 * extra;
+}
+
 }  // namespace tessera

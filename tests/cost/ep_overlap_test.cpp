@@ -3,12 +3,14 @@
 #include "cost/ep_overlap.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "catalog/gpu_catalog.h"
 #include "catalog/model_source.h"
+#include "cost/cost_model.h"
 #include "cost/layer_cost.h"
 #include "formats/plan_text.h"
 
@@ -46,6 +48,37 @@ TEST(EpOverlap, ExposedTimeLiesBetweenTheWholeLayerBoundAndNoOverlap) {
         EXPECT_GE(exposed, std::max(0.0, all_to_alls_s(w) - compute_s(w)) - 1e-12);
         EXPECT_LE(exposed, all_to_alls_s(w) + 1e-12);
       }
+}
+
+TEST(EpOverlap, UnpairedPassesAreMegatronsWarmUp) {
+  // Interleaved: (pp - s - 1) * 2 + (vpp - 1) * pp + 1 chunk forwards before the steady state.
+  EXPECT_DOUBLE_EQ(unpaired_pass_fraction(8, 4, 0, 128), (14.0 + 24.0 + 1.0) / 512.0);
+  EXPECT_DOUBLE_EQ(unpaired_pass_fraction(8, 4, 7, 128), (0.0 + 24.0 + 1.0) / 512.0);
+  // No pipeline: the first forward and the last backward of each step.
+  EXPECT_DOUBLE_EQ(unpaired_pass_fraction(1, 1, 0, 16), 1.0 / 16.0);
+  // A step too short for a steady state runs every pass alone.
+  EXPECT_DOUBLE_EQ(unpaired_pass_fraction(8, 4, 0, 8), 1.0);
+  // Earlier stages warm up longer; more micro-batches dilute the warm-up.
+  for (std::int64_t s = 1; s < 8; ++s)
+    EXPECT_LT(unpaired_pass_fraction(8, 2, s, 64), unpaired_pass_fraction(8, 2, s - 1, 64));
+  EXPECT_LT(unpaired_pass_fraction(8, 2, 0, 256), unpaired_pass_fraction(8, 2, 0, 64));
+}
+
+// A whole step: the exposed all-to-all per micro-batch falls toward the paired layers' as the
+// step's micro-batches grow, and is more than theirs while the warm-up is part of the step.
+TEST(EpOverlap, ExposedAllToAllPerMicroBatchFallsWithMoreMicroBatches) {
+  const ModelSpec model = builtin_model("qwen3-235b-a22b");
+  const Cluster cluster = load_cluster("h100-sxm-80gb:256");
+  const std::string plan = "tp=2,pp=8,vpp=4,dp=16,ep=32,etp=1,seq=4096,zero=1,precision=fp8,force_balance=1,overlap_ep=1,delay_wgrad=1";
+  double previous = 0;
+  for (const char* gbs : {"8192", "2048", "512"}) {
+    const PlanRequest request = load_plan(plan + ",gbs=" + gbs, model, cluster);
+    const Estimate e = estimate(model, cluster, request.plan, request.workload);
+    const double per_microbatch = e.time.ep_comm_s / double(request.plan.microbatches(request.workload));
+    EXPECT_GT(per_microbatch, previous) << gbs;
+    EXPECT_LT(e.overlap.ep_exposed_s, e.overlap.ep_total_s) << gbs;
+    previous = per_microbatch;
+  }
 }
 
 // Through a whole MoE layer: with --overlap-moe-expert-parallel-comm the exposed all-to-all stays
