@@ -1,6 +1,8 @@
 // tessera calibrate [--runs FILE.csv]... [--log FILE]... [--nccl FILE[@NxG]]... [--gemm FILE]
 //                   [-o PROFILE.json] [--report] [--json]: fits the cost model's parameters to the
 // user's own measurements and writes the profile that --profile applies.
+// tessera calibrate --held-out FILE.csv [--group G] [--fit-rows N] [--draws D] [--seed S] [--report]:
+// per group, fits on a few rows drawn at random and predicts the rest (--report: every draw).
 #include <fstream>
 #include <map>
 
@@ -74,7 +76,7 @@ std::string held_out_report(const Options& o) {
   const auto group_of = [&](const ValidationResult& r) {
     return o.group == "model" ? r.model_name : source_key(source_of[r.id]);
   };
-  return held_out_text(held_out_calibration(report.rows, group_of, options));
+  return held_out_text(held_out_calibration(report.rows, group_of, options), o.report);
 }
 
 }  // namespace
@@ -106,7 +108,8 @@ void register_calibrate(CLI::App& app, CommandRegistry& commands) {
   sub->add_option("--megatron-args", o->inputs.megatron_args, "Plan of the logs as a Megatron-LM argument list");
   sub->add_option("--torchtitan-config", o->inputs.torchtitan_config, "Plan of the logs as a torchtitan recipe file");
   sub->add_option("-o,--output", o->output, "Write the profile JSON here (for --profile)");
-  sub->add_flag("--report", o->report, "Also print every measurement's prediction before and after");
+  sub->add_flag("--report", o->report,
+                "Also print every measurement's prediction before and after (with --held-out: every draw and what it moved)");
   sub->add_flag("--json", o->json, "Print the profile JSON instead of the text summary");
   sub->add_option("--held-out", o->held_out,
                   "Check calibration on a validation CSV: per group, fit on --fit-rows rows drawn at random, predict the rest");
@@ -117,7 +120,7 @@ void register_calibrate(CLI::App& app, CommandRegistry& commands) {
   commands.add(sub, [o, sub, &io = commands.output()]() {
     for (const char* option : {"--group", "--fit-rows", "--draws", "--seed"}) require_prerequisite(*sub, option, "--held-out");
     for (const char* option : {"--runs", "--log", "--nccl", "--gemm", "--attention", "--kernels", "--probe", "--gpu", "--model", "--cluster", "--plan",
-                               "--megatron-args", "--torchtitan-config", "--output", "--report", "--json"})
+                               "--megatron-args", "--torchtitan-config", "--output", "--json"})
       require_apart(*sub, "--held-out", option);
     if (!o->held_out.empty()) {
       io.print("{}", held_out_report(*o));

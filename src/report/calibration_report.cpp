@@ -55,10 +55,39 @@ struct Spread {
 Spread spread(const std::vector<double>& v) { return {percentile(v, 0), median(v), percentile(v, 100)}; }
 }  // namespace
 
-std::string held_out_text(const HeldOutCalibration& result) {
+namespace {
+
+// "gpu.parameter x ratio" of every parameter a draw moved (fitted or at a bound), or "nothing".
+std::string moved_text(const HeldOutDraw& draw) {
+  std::string out;
+  for (const auto& p : draw.parameters) {
+    if (p.status != ParameterStatus::fitted && p.status != ParameterStatus::at_bound) continue;
+    if (!out.empty()) out += ", ";
+    out += p.name == "memory_reserve_gib" ? fmt::format("{}.{} {:+.2f} GiB", p.gpu_key, p.name, p.fitted - p.catalog)
+                                          : fmt::format("{}.{} x{:.3f}", p.gpu_key, p.name, p.fitted / p.catalog);
+  }
+  return out.empty() ? "nothing" : out;
+}
+
+std::string draws_text(const HeldOutCalibration& result) {
+  std::string out = fmt::format("{:<44} {:>6}  {:>8} {:>8}  {}\n", "draw: group", "seed", "before%", "after%", "moved");
+  for (const auto& d : result.draws) {
+    std::string fitted;
+    for (const auto& id : d.fitted_on) fitted += (fitted.empty() ? "" : ", ") + id;
+    const std::string group = d.group.size() > 44 ? d.group.substr(d.group.size() - 44) : d.group;
+    out += fmt::format("{:<44} {:>6}  {:>8.1f} {:>8.1f}  {}\n  fitted on {}\n", group, d.seed,
+                       d.median_abs_error_before_pct, d.median_abs_error_after_pct, moved_text(d), fitted);
+  }
+  return out + "\n";
+}
+
+}  // namespace
+
+std::string held_out_text(const HeldOutCalibration& result, bool per_draw) {
   std::map<std::string, std::vector<const HeldOutDraw*>> groups;
   for (const auto& d : result.draws) groups[d.group].push_back(&d);
-  std::string out = fmt::format("{:<44} {:>5} {:>9}  {:>24}  {:>8}\n", "group (rows not fitted on)", "draws",
+  std::string out = per_draw ? draws_text(result) : std::string();
+  out += fmt::format("{:<44} {:>5} {:>9}  {:>24}  {:>8}\n", "group (rows not fitted on)", "draws",
                                 "catalog%", "calibrated% min/med/max", "Spearman");
   for (const auto& [group, draws] : groups) {
     std::vector<double> before, after, rho;

@@ -19,5 +19,7 @@ std::string calibration_text(const CalibrationProfile& profile, const ProfileInp
 namespace tessera {
 // `tessera calibrate --held-out`: per group, the median |error| of the rows not fitted on,
 // before and after, over the draws (min / median / max of the draws' medians), and the totals.
-std::string held_out_text(const HeldOutCalibration& result);
+// per_draw (--report) first lists every draw: its rows fitted on, its held-out median |error|
+// before and after, and the parameters it moved as multiples of their catalog values.
+std::string held_out_text(const HeldOutCalibration& result, bool per_draw = false);
 }  // namespace tessera

@@ -1,6 +1,8 @@
 // `tessera calibrate` end to end (README "tessera calibrate"): the profile it writes changes what
 // --profile commands predict and they say so; nccl-tests output moves only communication terms;
 // bad inputs are one line naming the field, exit 2.
+#include <algorithm>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,34 @@ TEST_F(CalibrateCommand, ProfileLowersTheErrorOfTheRunsNotFittedAndReportsItself
   EXPECT_EQ(calibrated["profile"]["gpus"], nlohmann::json::array({"a100-class"}));
   const RunResult text = run({"validate", kRest, "--profile", profile});
   EXPECT_NE(text.out.find("calibration profile " + profile + " applied to a100-class"), std::string::npos);
+}
+
+// --held-out --report lists every draw before the summary: the rows it fitted on (as many as
+// --fit-rows), its held-out error before and after, and what it moved. A draw that moved nothing
+// predicts the held-out rows as the catalog does.
+TEST_F(CalibrateCommand, HeldOutReportListsEveryDrawAndWhatItMoved) {
+  const RunResult r = run({"--held-out", kRest, "--fit-rows", "5", "--draws", "3", "--report"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  std::istringstream lines(r.out);
+  std::string line, previous;
+  int draws = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind("  fitted on ", 0) == 0) {
+      ++draws;
+      EXPECT_EQ(std::count(line.begin(), line.end(), ','), 4) << line;  // five rows
+      std::istringstream fields(previous);
+      std::string group, seed, moved;
+      double before = 0, after = 0;
+      fields >> group >> seed >> before >> after >> moved;
+      if (moved == "nothing") EXPECT_DOUBLE_EQ(before, after) << previous;
+      else EXPECT_NE(previous.find(".gemm_efficiency x"), std::string::npos) << previous;
+    }
+    previous = line;
+  }
+  EXPECT_EQ(draws, 3);  // one group (GPT-h2048-L24) x 3 draws
+  EXPECT_NE(r.out.find("over 3 draws: held-out |error| median"), std::string::npos);
+  // Without --report, only the summary.
+  EXPECT_EQ(run({"--held-out", kRest, "--fit-rows", "5", "--draws", "3"}).out.find("\n  fitted on "), std::string::npos);
 }
 
 // A GEMM sweep's dense rows travel in the profile, and a command that applies it says how many
