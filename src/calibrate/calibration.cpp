@@ -325,10 +325,14 @@ CalibrationProfile calibrate(const CalibrationData& data, const CalibrationOptio
   return profile;
 }
 
+bool parameter_moved(const ParameterFit& fit) {
+  return fit.status == ParameterStatus::fitted || fit.status == ParameterStatus::at_bound;
+}
+
 std::vector<std::string> identified_parameters(const CalibrationProfile& profile) {
   std::vector<std::string> out;
   for (const ParameterFit& p : profile.parameters)
-    if (p.status == ParameterStatus::fitted || p.status == ParameterStatus::at_bound) out.push_back(p.gpu_key + "." + p.name);
+    if (parameter_moved(p)) out.push_back(p.gpu_key + "." + p.name);
   return out;
 }
 

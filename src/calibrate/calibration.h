@@ -92,7 +92,10 @@ inline constexpr const char* kCalibrationWorkField = "calibration work";
 // Throws Error("calibrate", ...) on no measurements, a non-positive or non-finite measured value.
 CalibrationProfile calibrate(const CalibrationData& data, const CalibrationOptions& options = {});
 
-// "gpu.parameter" of every parameter the fit moved (fitted or at a bound), in fit order.
+// The fit moved the parameter: fitted, or pushed to a bound.
+bool parameter_moved(const ParameterFit& fit);
+
+// "gpu.parameter" of every parameter the fit moved, in fit order.
 std::vector<std::string> identified_parameters(const CalibrationProfile& profile);
 
 // The GPU spec of `gpu` with the profile's parameters applied (unchanged when the profile has

@@ -53,15 +53,18 @@ struct Spread {
   double min = 0, median = 0, max = 0;
 };
 Spread spread(const std::vector<double>& v) { return {percentile(v, 0), median(v), percentile(v, 100)}; }
-}  // namespace
 
-namespace {
+// A group (a model name or a source URL) in its column: the end of a URL is what tells sources apart.
+constexpr std::size_t kGroupColumnWidth = 44;
+std::string group_column(const std::string& group) {
+  return group.size() > kGroupColumnWidth ? group.substr(group.size() - kGroupColumnWidth) : group;
+}
 
 // "gpu.parameter x ratio" of every parameter a draw moved (fitted or at a bound), or "nothing".
 std::string moved_text(const HeldOutDraw& draw) {
   std::string out;
   for (const auto& p : draw.parameters) {
-    if (p.status != ParameterStatus::fitted && p.status != ParameterStatus::at_bound) continue;
+    if (!parameter_moved(p)) continue;
     if (!out.empty()) out += ", ";
     out += p.name == "memory_reserve_gib" ? fmt::format("{}.{} {:+.2f} GiB", p.gpu_key, p.name, p.fitted - p.catalog)
                                           : fmt::format("{}.{} x{:.3f}", p.gpu_key, p.name, p.fitted / p.catalog);
@@ -74,8 +77,7 @@ std::string draws_text(const HeldOutCalibration& result) {
   for (const auto& d : result.draws) {
     std::string fitted;
     for (const auto& id : d.fitted_on) fitted += (fitted.empty() ? "" : ", ") + id;
-    const std::string group = d.group.size() > 44 ? d.group.substr(d.group.size() - 44) : d.group;
-    out += fmt::format("{:<44} {:>6}  {:>8.1f} {:>8.1f}  {}\n  fitted on {}\n", group, d.seed,
+    out += fmt::format("{:<44} {:>6}  {:>8.1f} {:>8.1f}  {}\n  fitted on {}\n", group_column(d.group), d.seed,
                        d.median_abs_error_before_pct, d.median_abs_error_after_pct, moved_text(d), fitted);
   }
   return out + "\n";
@@ -87,8 +89,8 @@ std::string held_out_text(const HeldOutCalibration& result, bool per_draw) {
   std::map<std::string, std::vector<const HeldOutDraw*>> groups;
   for (const auto& d : result.draws) groups[d.group].push_back(&d);
   std::string out = per_draw ? draws_text(result) : std::string();
-  out += fmt::format("{:<44} {:>5} {:>9}  {:>24}  {:>8}\n", "group (rows not fitted on)", "draws",
-                                "catalog%", "calibrated% min/med/max", "Spearman");
+  out += fmt::format("{:<44} {:>5} {:>9}  {:>24}  {:>8}\n", "group (rows not fitted on)", "draws", "catalog%",
+                     "calibrated% min/med/max", "Spearman");
   for (const auto& [group, draws] : groups) {
     std::vector<double> before, after, rho;
     for (const auto* d : draws) {
@@ -97,9 +99,8 @@ std::string held_out_text(const HeldOutCalibration& result, bool per_draw) {
       if (d->spearman_groups > 0) rho.push_back(d->mean_spearman_after);
     }
     const Spread b = spread(before), a = spread(after), r = spread(rho);
-    out += fmt::format("{:<44} {:>5} {:>9.1f}  {:>8.1f}/{:>6.1f}/{:>6.1f}  {:>8}\n",
-                       group.size() > 44 ? group.substr(group.size() - 44) : group, draws.size(), b.median, a.min,
-                       a.median, a.max, rho.empty() ? std::string("-") : fmt::format("{:.3f}", r.median));
+    out += fmt::format("{:<44} {:>5} {:>9.1f}  {:>8.1f}/{:>6.1f}/{:>6.1f}  {:>8}\n", group_column(group), draws.size(),
+                       b.median, a.min, a.median, a.max, rho.empty() ? std::string("-") : fmt::format("{:.3f}", r.median));
   }
   out += fmt::format("\nover {} draws: held-out |error| median {:.1f}% with the catalog, {:.1f}% calibrated",
                      result.draws.size(), result.median_abs_error_before_pct, result.median_abs_error_after_pct);
