@@ -73,10 +73,14 @@ inline const std::vector<ParameterTerm> kOnlineRefitTerms = {ParameterTerm::comp
 // decides how one family's measured error is split between the GPU (every family's price moves)
 // and that family's residual. One family's step time cannot tell the two apart: a GPU whose GEMMs
 // run at 0.85x and a ZeRO-3 layout whose gathers the model misses look the same. calibrate's prior
-// (kPriorSigma) is weighed against unit-weight log residuals, so with it a few means move the GPU
-// only part of the way (one mean: about a seventh) and a family-specific error stays mostly in its
-// residual, which keeps the controller leaving a mispredicted family (the zero3-slower scenario);
-// 0 trusts the measurements fully (one family's error reprices every family).
+// (kPriorSigma) is weighed against unit-weight log residuals under a soft-L1 loss, and one mean
+// moves the GPU most of the way: measured, a run 17.5% slower than predicted moves gemm_efficiency
+// 0.72 -> 0.58 and is left 4.5% off (about three quarters of its log error; `tessera calibrate
+// --runs` on one row), and in the zero3-slower scenario on 32 H100 (Llama 3 8B) one ZeRO-3 family
+// 18.2% slow raises every never-run family's price by about 15%. So a family-specific error is
+// mostly repriced into every family, and the controller leaves a mispredicted family only where
+// the cost model already ranked another family within a few percent of it (it did there; a 2.4%
+// dearer ZeRO-1 plan at batch 32 is enough to keep it on ZeRO-3). 0 trusts the measurements fully.
 
 struct ControllerOptions {
   double token_budget = 0;         // tokens of progress to the target, counted at the reference batch
