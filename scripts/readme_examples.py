@@ -103,7 +103,7 @@ BLOCKS = {
     "plan-compare-profile": command_block(["plan", "--model", "llama3-8b", "--cluster",
                                            "a100-sxm-80gb:64+h100-sxm-80gb:64", "--gbs", "512", "--seq", "4096",
                                            "--profile", "examples/profiles/inter-pool-800g.json",
-                                           "--compare-profile", "examples/profiles/inter-pool-1600g.json"]),
+                                           "--compare-profile", "examples/profiles/inter-pool-3200g.json"]),
     "plan-multimodal": command_block(["plan", "--model", "mllm-72b-gen", "--data", "caption-like", "--cluster",
                                       "h800:1296", "--gbs", "1920", "--top", "1"]),
     "balance-wlb": command_block(WLB_RUN),

@@ -93,9 +93,32 @@ const GpuSpec* GoodputController::priced_gpu() const {
   return candidates_.pricing ? &candidates_.pricing->gpu : nullptr;
 }
 
+ShardingRatios GoodputController::sharding_ratios(OptimizerSharding zero) const {
+  double log_refit = 0, log_catalog = 0, weight = 0;
+  for (const ObservedCandidate& o : observed_) {
+    const Candidate& c = candidates_.candidates[o.candidate];
+    if (plan_family_[c.plan_index].zero != zero) continue;
+    const double w = static_cast<double>(o.steps);
+    log_refit += w * std::log(o.mean_step_time_s / model_step_time_s_[o.candidate]);
+    log_catalog += w * std::log(o.mean_step_time_s / c.predicted_step_time_s);
+    weight += w;
+  }
+  if (weight == 0) return {};
+  return {std::exp(log_refit / weight), std::exp(log_catalog / weight)};
+}
+
+double GoodputController::decision_step_time_s(std::size_t candidate) const {
+  const Candidate& c = candidates_.candidates.at(candidate);
+  const double predicted = predicted_step_time_s(candidate);
+  const PlanFamily& family = plan_family_[c.plan_index];
+  if (refit_.observed(family)) return predicted;
+  const ShardingRatios r = sharding_ratios(family.zero);
+  return std::min(predicted * r.vs_refit, c.predicted_step_time_s * r.vs_catalog);
+}
+
 double GoodputController::predicted_goodput(std::size_t candidate, double noise_scale) const {
   const Candidate& c = candidates_.candidates.at(candidate);
-  return goodput(candidates_.tokens_per_s(c, predicted_step_time_s(candidate)), static_cast<double>(c.global_batch),
+  return goodput(candidates_.tokens_per_s(c, decision_step_time_s(candidate)), static_cast<double>(c.global_batch),
                  noise_scale, options_.reference_batch);
 }
 

@@ -14,6 +14,8 @@
 //     (throughput_refit.h), for what is specific to a family (a ZeRO-3 gather the model misses),
 // and at each decision compares every candidate configuration (candidate_set.h):
 //   goodput(c) = tokens/s at the refitted step time x family residual x E(B_c)  (tokens of progress/s)
+// (a family never run: at the better of that and its catalog step time times its sharding's
+// measured ratio, decision_step_time_s)
 // It switches to the candidate that saves the most time over the horizon ahead,
 //   horizon / goodput(current) - (horizon / goodput(c) + switch cost(current -> c)) > 0,
 // and only if c's goodput beats the current one by a hysteresis margin (smaller for a batch-only
@@ -78,9 +80,9 @@ inline const std::vector<ParameterTerm> kOnlineRefitTerms = {ParameterTerm::comp
 // 0.72 -> 0.58 and is left 4.5% off (about three quarters of its log error; `tessera calibrate
 // --runs` on one row), and in the zero3-slower scenario on 32 H100 (Llama 3 8B) one ZeRO-3 family
 // 18.2% slow raises every never-run family's price by about 15%. So a family-specific error is
-// mostly repriced into every family, and the controller leaves a mispredicted family only where
-// the cost model already ranked another family within a few percent of it (it did there; a 2.4%
-// dearer ZeRO-1 plan at batch 32 is enough to keep it on ZeRO-3). 0 trusts the measurements fully.
+// mostly repriced into every family; what lets the controller leave a mispredicted family is
+// that decisions price a family never run at the better of its refitted and its catalog price
+// (decision_step_time_s). 0 trusts the measurements fully.
 
 struct ControllerOptions {
   double token_budget = 0;         // tokens of progress to the target, counted at the reference batch
@@ -114,6 +116,10 @@ struct ObservedCandidate {
   double mean_step_time_s = 0;
   std::int64_t steps = 0;
   double mean_at_refit_s = 0;  // the mean the last refit used (0: not refitted with it yet)
+};
+
+struct ShardingRatios {
+  double vs_refit = 1, vs_catalog = 1;
 };
 
 // One entry of the run's configuration history.
@@ -163,6 +169,18 @@ class GoodputController {
   // refit), and that times its family's residual scale: what goodput is computed from.
   double model_step_time_s(std::size_t candidate) const { return model_step_time_s_.at(candidate); }
   double predicted_step_time_s(std::size_t candidate) const;
+  // The step time a decision prices a candidate at. A step time measured on the families run so
+  // far cannot tell a GPU slower than the catalog from those families being slower than the model
+  // says (the online refit's prior, above): a family never run is priced at the better of the two
+  // readings until it is run -- its refitted price (the GPU is slow) or its catalog price (the
+  // families run are), each times what the run plans that shard the optimizer as it does measured
+  // against that price (their collectives are the likeliest to be mispriced alike;
+  // sharding_ratios). Optimism in the face of uncertainty: a wrong optimistic guess costs one
+  // restart and is then measured, a wrong pessimistic one is never revisited.
+  double decision_step_time_s(std::size_t candidate) const;
+  // Measured over refitted and over catalog step time of the (plan, batch) pairs run so far whose
+  // plans shard the optimizer as `zero` (geometric means, weighted by steps); 1 when none ran.
+  ShardingRatios sharding_ratios(OptimizerSharding zero) const;
   double consumed_tokens() const { return consumed_tokens_; }
   double progress_tokens() const { return progress_tokens_; }  // estimated, at the reference batch
   const std::vector<ConfigurationChange>& history() const { return history_; }

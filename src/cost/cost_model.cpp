@@ -9,8 +9,10 @@
 #include "cost/collective_cost.h"
 #include "cost/eager_kernels.h"
 #include "cost/compute_cost.h"
+#include "cost/data_parallel_tail.h"
 #include "cost/embedding_head_cost.h"
 #include "cost/ep_overlap.h"
+#include "cost/iteration_utilisation.h"
 #include "cost/layer_cost.h"
 #include "cost/layer_streaming.h"
 #include "cost/memory_model.h"
@@ -49,6 +51,7 @@ std::int64_t moe_layers_on_stage(const ModelSpec& m, const LayerSplit& split, st
 // and exposure outside it (parameter gather before the next step, ZeRO-3 per micro-batch).
 struct DpTime {
   double sync_s = 0;
+  double sync_tail_s = 0;  // of sync_s, the embedding's bucket: ready only when the backward ends
   double sync_exposed_s = 0;
   double other_exposed_s = 0;
   double zero3_total_s = 0;  // ZeRO-3's per-micro-batch collectives, hidden or not (other_exposed_s: exposed)
@@ -78,6 +81,9 @@ class IterationModel {
     const double tp_one = p.tp > 1 ? all_reduce_time_s(units::kBytesBf16 * x.tokens * static_cast<double>(m.hidden), p.tp, x.tp_link) : 0.0;
     embed = embedding_cost(x, tp_one);
     head = output_head_cost(x, tp_one);
+    // The first stage's embedding bucket (vocab-parallel: / tp; nothing when LoRA freezes it).
+    embedding = embedding_bucket(p.tuning.adapters() ? 0.0 : count_parameters(m).embedding / static_cast<double>(p.tp),
+                                 p.zero, dp_ranks, dp_link);
   }
 
   // Cost of one micro-batch on virtual stage k (chunk k / pp of physical stage k % pp): its
@@ -191,8 +197,15 @@ class IterationModel {
       t.other_exposed_s = p.overlap_param_gather ? std::max(0.0, gather_s - sc.fwd_s) : gather_s;
     }
     // The gradient reduction hides under the last micro-batch's backward; the parameter gather
-    // under the next iteration's first forward (Megatron-Core distributed optimizer).
+    // under the next iteration's first forward (Megatron-Core distributed optimizer); neither
+    // hides the embedding's bucket (cost/data_parallel_tail.h).
     t.sync_exposed_s = p.overlap_grad_reduce ? std::max(0.0, t.sync_s - sc.bwd_s) : t.sync_s;
+    if (p.overlap_grad_reduce && shape.has_embedding) {
+      t.sync_tail_s = std::min(embedding.reduce_s, t.sync_s);
+      t.sync_exposed_s = std::max(t.sync_exposed_s, t.sync_tail_s);
+      if (p.zero != OptimizerSharding::none && p.overlap_param_gather)
+        t.other_exposed_s = std::max(t.other_exposed_s, embedding.gather_s);
+    }
     return t;
   }
 
@@ -238,28 +251,6 @@ class IterationModel {
                                      : params.dense / static_cast<double>(dp_ranks) + params.expert / static_cast<double>(edp_ranks);
     if (p.offload.activations != MemoryTier::gpu) shares.activation_bytes_per_microbatch = activation_bytes_per_microbatch(m, p, w, shape);
     return offload_exposed_s(p, c, offload_traffic(p, shares, sc.total(), sc.bwd_s, static_cast<double>(microbatches)));
-  }
-
-  // Model and hardware FLOPs, throughput and utilisation of an iteration of `time_s`.
-  void set_flops_and_utilisation(Estimate& e) const {
-    const double gpus = static_cast<double>(p.gpus());
-    IterationFlops flops = iteration_flops(m, w.tokens(), w.seq_len, p.recompute);
-    if (partial) {
-      std::int64_t recomputed = 0;
-      for (std::int64_t k = 0; k < split.virtual_stages; ++k) recomputed += p.recomputed_layers(split.virtual_stage_layers(k));
-      flops.recompute *= static_cast<double>(recomputed) / static_cast<double>(m.layers);
-    }
-    if (p.framework == TrainingFramework::megatrain) flops.recompute *= kMegatrainForwardPasses - 1.0;
-    if (p.tuning.adapters()) flops = adapter_iteration_flops(flops, m, p.tuning, w.tokens(), w.seq_len);
-    e.model_flops = flops.model();
-    e.hardware_flops = flops.hardware();
-    e.tokens_per_s = w.tokens() / e.iteration_time_s;
-    e.model_tflops_per_gpu = e.model_flops / (e.iteration_time_s * gpus) / units::kTera;
-    e.hardware_tflops_per_gpu = e.hardware_flops / (e.iteration_time_s * gpus) / units::kTera;
-    const double peak = c.gpu.peak_flops(false);  // the 16-bit dense peak, FP8 plans too (estimate.h)
-    e.mfu = e.model_flops / (e.iteration_time_s * gpus * peak);
-    e.hfu = e.hardware_flops / (e.iteration_time_s * gpus * peak);
-    e.mfu_fp8_peak = x.fp8 ? e.model_flops / (e.iteration_time_s * gpus * c.gpu.peak_flops(true)) : 0.0;
   }
 
   const ModelSpec& m;
@@ -314,7 +305,8 @@ class IterationModel {
   // time flat from 768 to 1,536 GPUs, communication-bound), a third gather with full recompute and
   // no prefetch (as_run_by_framework). Gradients are reduce-scattered every micro-batch, even under
   // accumulation; prefetched gathers hide under compute on their own streams, but the first
-  // layer's cannot (Rajbhandari et al. 2020 §5; Zhao et al. 2023, FSDP §3.3).
+  // layer's cannot (Rajbhandari et al. 2020 §5; Zhao et al. 2023, FSDP §3.3), nor, on the first
+  // stage, the embedding's when it is the larger (cost/data_parallel_tail.h).
   struct Zero3Time {
     double total_s = 0, exposed_s = 0;
   };
@@ -328,7 +320,9 @@ class IterationModel {
     const double per_mb = gathers * weight_gather_s(params) +
                           over_params(reduce_scatter_time_s, kGradBytesPerParam, trained_parameters(shape, params)) +
                           (gathers + 1.0) * (layers - 1.0) * ring_latency_s;
-    const double exposed_per_mb = p.overlap_param_gather ? std::max(0.0, per_mb - sc.total()) + per_mb / layers : per_mb;
+    const double first_unit_s =
+        shape.has_embedding ? std::max(per_mb / layers, embedding.gather_s + embedding.reduce_s) : per_mb / layers;
+    const double exposed_per_mb = p.overlap_param_gather ? std::max(0.0, per_mb - sc.total()) + first_unit_s : per_mb;
     const double mb = static_cast<double>(microbatches);
     return {per_mb * mb, exposed_per_mb * mb};
   }
@@ -338,6 +332,7 @@ class IterationModel {
   const GroupLink dp_link, edp_link;
   LayerCost dense_layer, moe_layer, dense_plain, moe_plain;
   StageCost embed, head;
+  EmbeddingBucket embedding;
 };
 
 // The stages' per-micro-batch times, data-parallel and optimizer terms and peak memory, from one
@@ -350,6 +345,7 @@ struct StageTotals {
   double zero3_total_s = 0;
   double host_bytes = 0, nvme_bytes = 0;  // offloaded state per GPU, the most of any stage
   double sync_first_s = 0, sync_middle_s = 0, sync_last_s = 0;  // per representative stage
+  double sync_tail_first_s = 0;  // the first stage's embedding bucket (no other stage holds one)
   double peak_bytes = -1;
   MemoryBreakdown memory;
   int peak_stage = 0;
@@ -372,6 +368,7 @@ StageTotals visit_stages(const IterationModel& it, std::int64_t special_end) {
     t.dp_other_s = std::max(t.dp_other_s, dp.other_exposed_s);
     t.zero3_total_s = std::max(t.zero3_total_s, dp.zero3_total_s);
     (s == 0 ? t.sync_first_s : s == pp - 1 ? t.sync_last_s : t.sync_middle_s) = dp.sync_s;
+    if (s == 0) t.sync_tail_first_s = dp.sync_tail_s;
     t.optimizer_s = std::max(t.optimizer_s, it.optimizer_time(shape, params));
     t.offload_s = std::max(t.offload_s, it.offload_exposed(shape, params, sc));
     const MemoryBreakdown mem = stage_memory(it.m, it.p, it.w, shape, it.c.gpu);
@@ -437,6 +434,8 @@ void fill_simulation_costs(const IterationModel& it, const StageTotals& stages, 
     costs.dp_sync_s[static_cast<std::size_t>(s)] =
         it.data_parallel_time(shape, stage_parameters(it.m, p, shape), it.stage_cost(s)).sync_s;
   }
+  costs.dp_sync_tail_s.assign(static_cast<std::size_t>(pp), 0.0);
+  costs.dp_sync_tail_s[0] = stages.sync_tail_first_s;
   costs.dp_sync_overlap = p.overlap_grad_reduce;
 }
 
@@ -486,7 +485,7 @@ Estimate estimate_with(const ModelSpec& m, const Cluster& c, const Plan& asked, 
       inputs->tail_s = stages.dp_other_s + stages.optimizer_s + stages.offload_s;
     }
   }
-  it.set_flops_and_utilisation(e);
+  set_flops_and_utilisation(e, it.m, it.p, it.w, it.split, it.c.gpu);
   e.memory = stages.memory;
   e.peak_memory_stage = stages.peak_stage;
   e.peak_memory_bytes = stages.peak_bytes;
@@ -580,6 +579,7 @@ StageSliceCost StageSliceCoster::cost(const StageSlice& slice) const {
   out.forward_s = sc.fwd_s;
   out.backward_s = sc.bwd_s;
   out.dp_sync_s = dp.sync_s;
+  out.dp_sync_tail_s = dp.sync_tail_s;
   out.dp_other_s = dp.other_exposed_s;
   out.optimizer_s = s.it.optimizer_time(shape, params);
   out.memory = stage_memory(s.m, s.p, s.w, shape, s.c.gpu);

@@ -36,10 +36,12 @@ void fill_costs(const CrossPoolPipelineInputs& inputs, PipelineCosts& costs) {
   costs.backward_s.resize(p * m);
   costs.weight_s.clear();
   costs.dp_sync_s.resize(p);
+  costs.dp_sync_tail_s.resize(p);
   for (std::size_t s = 0; s < p; ++s) {
     std::fill_n(costs.forward_s.begin() + static_cast<std::ptrdiff_t>(s * m), m, inputs.stages[s].forward_s);
     std::fill_n(costs.backward_s.begin() + static_cast<std::ptrdiff_t>(s * m), m, inputs.stages[s].backward_s);
     costs.dp_sync_s[s] = inputs.stages[s].dp_sync_s;
+    costs.dp_sync_tail_s[s] = inputs.stages[s].dp_sync_tail_s;
   }
   costs.p2p_s = inputs.p2p_s;
   costs.dp_sync_overlap = inputs.overlap_grad_reduce;

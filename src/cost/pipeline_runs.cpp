@@ -46,6 +46,8 @@ double memoised_makespan(const PipelineCosts& costs, double& pipeline_s) {
   }
   for (double v : costs.p2p_s) mix_double(v);
   for (double v : costs.dp_sync_s) mix_double(v);
+  mix(costs.dp_sync_tail_s.size());
+  for (double v : costs.dp_sync_tail_s) mix_double(v);
   if (const auto it = memo.find(hash); it != memo.end()) {
     pipeline_s = it->second.second;
     return it->second.first;

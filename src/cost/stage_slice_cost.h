@@ -29,6 +29,7 @@ struct StageSliceCost {
   double forward_s = 0;   // one micro-batch, including its tp / cp communication
   double backward_s = 0;  // including recompute
   double dp_sync_s = 0;   // the stage's gradient reduction at the end of the step
+  double dp_sync_tail_s = 0;  // of it, the bucket ready only when the backward ends (the embedding's)
   double dp_other_s = 0;  // exposed data-parallel traffic outside it (parameter gathers)
   double optimizer_s = 0;
   MemoryBreakdown memory;

@@ -53,6 +53,13 @@ void PipelineCosts::validate() const {
   else if (!weight_s.empty()) throw Error("wgrad", "a separate weight-gradient pass needs zb-h1", "zb-h1");
   check_durations(p2p_s, static_cast<std::size_t>(stages), "p2p");
   if (!dp_sync_s.empty()) check_durations(dp_sync_s, static_cast<std::size_t>(stages), "dp_sync");
+  if (!dp_sync_tail_s.empty()) {
+    check_durations(dp_sync_tail_s, static_cast<std::size_t>(stages), "dp_sync_tail");
+    for (std::size_t s = 0; s < dp_sync_tail_s.size(); ++s)
+      if (dp_sync_s.empty() || dp_sync_tail_s[s] > dp_sync_s[s])
+        throw Error("dp_sync_tail", "stage " + std::to_string(s) + " has a tail longer than its sync",
+                    "0 .. that stage's dp_sync");
+  }
 }
 
 void PipelineSimulator::build_programs(const PipelineCosts& c) {
@@ -220,9 +227,11 @@ void PipelineSimulator::sync_gradients(const PipelineCosts& c) {
         }
       }
       std::sort(ready_.begin(), ready_.end());
-      const double share = c.dp_sync_s[su] / static_cast<double>(c.chunks);
+      const double tail = c.dp_sync_tail_s.empty() ? 0.0 : c.dp_sync_tail_s[su];
+      const double share = (c.dp_sync_s[su] - tail) / static_cast<double>(c.chunks);
       double t = ready_.front();
       for (double r : ready_) t = std::max(t, r) + share;
+      if (tail > 0) t = std::max(t, free_at_[su]) + tail;  // ready when the stage's last op ends
       sync_begin_[su] = ready_.front();
       sync_end_[su] = t;
       end_with_sync_ = std::max(end_with_sync_, std::max(free_at_[su], t));

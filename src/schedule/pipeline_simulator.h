@@ -28,6 +28,9 @@ struct PipelineCosts {
   std::vector<double> weight_s;    // zb-h1 weight-gradient part; empty for other schedules
   std::vector<double> p2p_s;       // per boundary stage s -> s+1; [p-1] is the wrap (interleaving)
   std::vector<double> dp_sync_s;   // per stage; empty = none
+  // Per stage, the part of dp_sync_s whose gradients are complete only when the stage's last op
+  // ends (the bucket that holds the embedding), sent after the rest; empty = none.
+  std::vector<double> dp_sync_tail_s;
   // Each chunk's share of the sync may start when that chunk's last backward starts (else after
   // the stage's last op); the shares go out one after another.
   bool dp_sync_overlap = true;

@@ -255,16 +255,22 @@ TEST(GoodputControllerRefit, OneFamilyMeasuredPricesTheFamiliesNeverRun) {
 // Only one family runs 20% slower than the cost model says (the ZeRO-3 misprediction kind): no
 // GPU parameter explains that, and the residual on top of the refit carries it. Once both
 // families are measured, each is predicted at exactly its measured time, and the slow one loses.
-TEST(GoodputControllerRefit, AFamilySpecificSlowdownIsCorrectedByTheResidual) {
+// The controller starts on a family that runs 20% slower than the model says; `other` is the first
+// candidate of another family; both true step times on the catalog GPU.
+struct SlowFamilyStart {
   const CandidateSet& set = priced_candidates();
-  const GpuSpec& truth = set.pricing->gpu;
-  GoodputController c(set, ReconfigurationCost{}, options());
-  const std::size_t slow = c.current();
-  const PlanFamily slow_family = family_of(set.plan(set.candidates[slow]));
-  const std::size_t other = first_of_other_family(set, slow_family);
+  GoodputController c{set, ReconfigurationCost{}, options()};
+  std::size_t slow = c.current();
+  PlanFamily slow_family = family_of(set.plan(set.candidates[slow]));
+  std::size_t other = first_of_other_family(set, slow_family);
+  double slow_s = true_step_time_s(set, slow, set.pricing->gpu, &slow_family, 1.2);
+  double other_s = other < set.candidates.size() ? true_step_time_s(set, other, set.pricing->gpu, &slow_family, 1.2) : 0.0;
+};
+
+TEST(GoodputControllerRefit, AFamilySpecificSlowdownIsCorrectedByTheResidual) {
+  SlowFamilyStart run;
+  auto& [set, c, slow, slow_family, other, slow_s, other_s] = run;
   ASSERT_LT(other, set.candidates.size());
-  const double slow_s = true_step_time_s(set, slow, truth, &slow_family, 1.2);
-  const double other_s = true_step_time_s(set, other, truth, &slow_family, 1.2);
   c.observe_step(slow_s, 200);
   c.switch_to(other);
   c.observe_step(other_s, 200);
@@ -274,6 +280,45 @@ TEST(GoodputControllerRefit, AFamilySpecificSlowdownIsCorrectedByTheResidual) {
   // The refit alone (no residual) cannot price both: their ratio is not the model's.
   const double model_ratio = c.model_step_time_s(slow) / c.model_step_time_s(other);
   EXPECT_GT((slow_s / other_s) / model_ratio, 1.05);
+}
+
+// One family measured 20% slower than the model says: the refit reprices every family, and a
+// family never run is priced for decisions at the better of two readings -- its refitted price,
+// or its catalog price -- each scaled by what the run plan measured against it when that plan
+// shards the optimizer the same way. A family of another sharding is priced at its catalog time
+// (the better reading, since the refit raised every price); one of the same sharding takes the run
+// plan's measured ratio. Once a family has run it is priced as measured.
+TEST(GoodputControllerRefit, AFamilyNeverRunIsPricedAtTheBetterReadingUntilItRuns) {
+  SlowFamilyStart run;
+  auto& [set, c, slow, slow_family, other, slow_s, other_s] = run;
+  ASSERT_LT(other, set.candidates.size());
+  c.observe_step(slow_s, 200);
+  EXPECT_EQ(c.decision_step_time_s(slow), c.predicted_step_time_s(slow));
+  const double vs_refit = slow_s / c.model_step_time_s(slow);
+  const double vs_catalog = slow_s / set.candidates[slow].predicted_step_time_s;
+  EXPECT_GT(vs_catalog, 1.15);
+  std::size_t same_sharding = 0, other_sharding = 0;
+  for (std::size_t i = 0; i < set.candidates.size(); ++i) {
+    const PlanFamily family = family_of(set.plan(set.candidates[i]));
+    if (family == slow_family) continue;
+    ++(family.zero == slow_family.zero ? same_sharding : other_sharding);
+    const double catalog_s = set.candidates[i].predicted_step_time_s;
+    EXPECT_GT(c.predicted_step_time_s(i), catalog_s) << "the refit raised every price, candidate " << i;
+    if (family.zero == slow_family.zero) {
+      EXPECT_NEAR(c.decision_step_time_s(i),
+                  std::min(c.predicted_step_time_s(i) * vs_refit, catalog_s * vs_catalog), 1e-12 * catalog_s)
+          << "candidate " << i;
+      EXPECT_GT(c.decision_step_time_s(i), catalog_s) << "candidate " << i;
+    } else {
+      EXPECT_EQ(c.decision_step_time_s(i), catalog_s) << "candidate " << i;
+    }
+  }
+  EXPECT_GT(same_sharding, 0u);
+  EXPECT_GT(other_sharding, 0u);
+  c.switch_to(other);
+  c.observe_step(other_s, 200);
+  EXPECT_EQ(c.decision_step_time_s(other), c.predicted_step_time_s(other));
+  EXPECT_NEAR(c.decision_step_time_s(other) / other_s, 1.0, 1e-9);
 }
 
 // Refits run only on new information: a (plan, batch) not run before, or a mean that moved by

@@ -1,5 +1,5 @@
 // `tessera plan --compare-profile OLD.json`, end to end: the documented case (README "Links that
-// change": llama3-8b on 64 A100 + 64 H100, the inter-pool link halved from 1,600 to 800 Gbit/s)
+// change": llama3-8b on 64 A100 + 64 H100, the inter-pool link quartered from 3,200 to 800 Gbit/s)
 // changes the recommendation from whole replicas per pool to a pipeline across the pools, and the
 // reported cost is the old plan re-costed under the current links minus the new best, recomputed
 // here from the printed plans with estimate() and the ring all-reduce closed form; the homogeneous path with a link flag; identical conditions report no
@@ -26,7 +26,7 @@ using namespace tessera;
 using namespace tessera::testing;
 
 const std::string kProfiles = std::string(TESSERA_SOURCE_DIR) + "/examples/profiles/";
-const std::string kOld = kProfiles + "inter-pool-1600g.json", kNew = kProfiles + "inter-pool-800g.json";
+const std::string kOld = kProfiles + "inter-pool-3200g.json", kNew = kProfiles + "inter-pool-800g.json";
 const std::string kMixed = "a100-sxm-80gb:64+h100-sxm-80gb:64";
 const std::vector<std::string> kMixedRequest = {"plan",  "--model", "llama3-8b", "--cluster", kMixed,
                                                 "--gbs", "512",     "--seq",      "4096",      "--quiet"};
@@ -61,9 +61,9 @@ TEST_F(CompareProfileCli, AHalvedInterPoolLinkChangesTheDocumentedPlanAndCostsTh
   ASSERT_TRUE(j.contains("recommendation_changed")) << j.dump();
   EXPECT_EQ(j.at("cluster_kind"), "mixed");
   EXPECT_TRUE(j.at("recommendation_changed").get<bool>());
-  EXPECT_EQ(j.at("old_conditions").at("links").at("inter_pool_gbps").get<double>(), 1600.0);
+  EXPECT_EQ(j.at("old_conditions").at("links").at("inter_pool_gbps").get<double>(), 3200.0);
   EXPECT_EQ(j.at("current_conditions").at("links").at("inter_pool_gbps").get<double>(), 800.0);
-  // At 1,600 Gbit/s both pools hold replicas; at 800 their gradient all-reduce costs more than a
+  // At 3,200 Gbit/s both pools hold replicas; at 800 their gradient all-reduce costs more than a
   // pipeline across the pools, whose boundary carries only activations.
   const auto& old_best = j.at("old_best");
   ASSERT_EQ(old_best.at("strategy"), "whole-replicas") << old_best.dump();

@@ -270,9 +270,10 @@ void check_timeline(const PipelineCosts& c, const Timeline& t, double fast_makes
     EXPECT_NEAR(e.end_s - e.start_s, link, tol) << where;
   }
 
-  // DP syncs, chunk by chunk: each chunk's share (sync / v) is ready at the start of the chunk's
-  // last backward-kind op (with overlap) or at the stage's last op end; shares go out in order of
-  // readiness, one after another; the makespan is the last end of all.
+  // DP syncs, chunk by chunk: each chunk's share ((sync - tail) / v) is ready at the start of the
+  // chunk's last backward-kind op (with overlap) or at the stage's last op end; shares go out in
+  // order of readiness, one after another, then the tail once the stage's last op has ended; the
+  // makespan is the last end of all.
   double with_sync = t.pipeline_makespan_s;
   std::size_t expected_syncs = 0;
   for (int s = 0; s < p && !c.dp_sync_s.empty(); ++s) {
@@ -288,8 +289,10 @@ void check_timeline(const PipelineCosts& c, const Timeline& t, double fast_makes
           }
     }
     std::sort(ready.begin(), ready.end());
+    const double tail = c.dp_sync_tail_s.empty() ? 0.0 : c.dp_sync_tail_s[su];
     double done = ready.front();
-    for (double r : ready) done = std::max(done, r) + c.dp_sync_s[su] / v;
+    for (double r : ready) done = std::max(done, r) + (c.dp_sync_s[su] - tail) / v;
+    if (tail > 0) done = std::max(done, last_end) + tail;
     with_sync = std::max(with_sync, std::max(last_end, done));
     if (c.dp_sync_s[su] <= 0) continue;
     ++expected_syncs;
@@ -348,6 +351,11 @@ PipelineCosts random_costs(std::mt19937_64& rng, Schedule schedule) {
     c.dp_sync_s.resize(static_cast<std::size_t>(c.stages));
     for (double& d : c.dp_sync_s) d = coin(rng) == 0 ? 0.0 : sync(rng);
     c.dp_sync_overlap = coin(rng) < 5;
+    if (coin(rng) < 3) {
+      c.dp_sync_tail_s.resize(c.dp_sync_s.size());
+      for (std::size_t s = 0; s < c.dp_sync_s.size(); ++s)
+        c.dp_sync_tail_s[s] = c.dp_sync_s[s] * std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+    }
   }
   return c;
 }
@@ -425,6 +433,31 @@ TEST(PipelineSimulator, DataParallelSyncOverlapsTheLastBackwardOrFollowsIt) {
   t = sim.run(c);
   EXPECT_TRUE(t.syncs.empty());
   expect_rel(t.makespan_s, pipeline, "zero");
+}
+
+// The sync's tail (the bucket holding the embedding) is ready only when the stage's last op ends:
+// a sync that would hide entirely under the last backward still exposes its tail, and only that;
+// without overlap the whole sync follows the stage anyway. A tail longer than its sync is refused.
+TEST(PipelineSimulator, DataParallelSyncTailFollowsTheStagesLastOp) {
+  PipelineSimulator sim;
+  auto c = PipelineCosts::uniform(Schedule::one_f_one_b, 4, 8, 1, 1.0, 2.0);
+  const double pipeline = 11 * 3.0;
+  c.dp_sync_s.assign(4, 1.0);  // hidden under the last backward (2) without a tail
+  c.dp_sync_overlap = true;
+  c.dp_sync_tail_s = {0.5, 0.0, 0.0, 0.0};
+  expect_rel(sim.run(c).makespan_s, pipeline + 0.5, "tail on the stage that ends last");
+  c.dp_sync_tail_s = {0.0, 0.0, 0.0, 0.5};  // stage 3 ends 3 earlier (1F1B's cool-down)
+  expect_rel(sim.run(c).makespan_s, pipeline, "tail on a stage that ends early");
+  c.dp_sync_overlap = false;
+  c.dp_sync_tail_s = {0.5, 0.0, 0.0, 0.0};
+  expect_rel(sim.run(c).makespan_s, pipeline + 1.0, "serial");
+  c.dp_sync_tail_s = {1.5, 0.0, 0.0, 0.0};
+  try {
+    sim.run(c);
+    ADD_FAILURE() << "a tail longer than its sync was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "dp_sync_tail");
+  }
 }
 
 TEST(PipelineSimulator, ReusedSimulatorMatchesAFreshOne) {
